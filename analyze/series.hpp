@@ -1,0 +1,57 @@
+// A profile as the analyzer sees it: one kernel on one (device, N, K) over M,
+// sorted by M with one point per M. Every reader produces this.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shapescope::analyze {
+
+struct SeriesPoint {
+  int64_t m = 0;
+  double time_us = 0;      // kernel time (median where known)
+  double tflops = 0;
+  double utils = 0;        // MFU fraction
+  std::string kernel_name; // what the library ran at this M
+  double stddev_us = 0;    // 0 when the source does not say
+  double ci95_us = 0;      // 0 when the source does not say
+  bool throttled = false;
+  std::string status = "ok";
+  std::size_t line = 0;    // source line, for messages
+};
+
+struct DuplicateM {
+  int64_t m = 0;
+  int count = 0;
+  double kept_time_us = 0;
+};
+
+struct Series {
+  std::string name;          // short label, derived from the file name (+ series key for multi-series files)
+  std::string source;        // file path
+  std::string format;        // "shapescope" | "study" | "aiter"
+  std::string device;        // device name or gfx, "" when unknown
+  int multiprocessors = 0;   // SM / CU count when known (AITER's cu_num, sidecar, device table)
+  std::string kernel;        // kernel registry name or library, "" when unknown
+  std::string dtype;
+  std::string model, module; // when known
+  int64_t n = 0, k = 0, batch_count = 1;  // 0 when unknown (study files carry them in the name)
+  double peak_tflops = 0;
+  std::vector<SeriesPoint> points;   // status ok (or throttled), sorted by m, unique m
+  std::vector<SeriesPoint> excluded; // failed correctness / errors / skipped: listed, never planned with
+  std::vector<DuplicateM> duplicates;
+};
+
+enum class Dedup { first, fastest, median };
+
+struct ReadOptions {
+  Dedup dedup = Dedup::fastest;
+  double peak_tflops_override = 0;  // 0: from the file, the sidecar or the device table
+};
+
+// Detects the format from the header; one file may hold many series (AITER).
+// Throws UserError with file:line or the missing columns and the formats tried.
+std::vector<Series> read_series_file(const std::string& path, const ReadOptions& options);
+
+}  // namespace shapescope::analyze

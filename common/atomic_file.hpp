@@ -1,0 +1,14 @@
+// Writes a file so a reader (or a crash) never sees it half written: a temporary
+// beside it, flushed, then renamed over it.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+namespace shapescope {
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content);
+// Throws UserError naming the folder and the fix when it cannot be created or written.
+void ensure_writable_directory(const std::filesystem::path& directory);
+
+}  // namespace shapescope

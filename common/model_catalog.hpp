@@ -1,0 +1,77 @@
+// The GEMM shapes of each model's linear layers (profiles/models/*.json) and
+// how tensor parallelism splits them.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shapescope {
+
+enum class TpRule {
+  split_n,     // column-parallel: each rank holds N/tp output features
+  split_k,     // row-parallel: each rank holds K/tp input features
+  replicated,  // every rank holds the whole weight
+};
+
+struct LinearLayer {
+  std::string name;         // module name, e.g. "gate_up_proj"
+  int64_t k = 0;            // input features (unsplit)
+  int64_t n = 0;            // output features (unsplit)
+  TpRule tp_rule = TpRule::split_n;
+  int64_t batch_count = 1;  // batched GEMMs (absorbed MLA: heads, split across TP)
+  bool batch_split_by_tp = false;
+  int64_t experts = 0;      // MoE: experts per layer (0 = dense)
+  int64_t top_k = 0;        // MoE: experts per token
+  std::string note;
+};
+
+struct ModelSpec {
+  std::string name;         // e.g. "llama3_8b"
+  std::string source;       // where the numbers come from
+  std::vector<LinearLayer> layers;
+};
+
+// One GEMM to profile: a layer at a TP degree.
+struct GemmProblem {
+  std::string model;
+  std::string module;
+  int tp = 1;
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t batch_count = 1;
+  int64_t experts = 0;
+  int64_t top_k = 0;
+  // The TP split cuts a 128x128 weight-scale block (e.g. N/tp = 192): block-scaled
+  // kernels then see a partial block at the split edge.
+  bool cuts_scale_block = false;
+};
+
+class ModelCatalog {
+ public:
+  // Reads every *.json in `directory`; throws UserError on malformed files.
+  static ModelCatalog load(const std::filesystem::path& directory);
+  // The catalog shipped in profiles/models, found relative to the executable or the source tree.
+  static ModelCatalog load_default();
+
+  void add(ModelSpec spec);
+  const std::vector<ModelSpec>& models() const { return models_; }
+  // Throws UserError listing the valid model names.
+  const ModelSpec& model(const std::string& name) const;
+  // module "all" gives every layer. Throws UserError listing valid modules, or naming
+  // the layer and dimension a TP degree does not divide.
+  std::vector<GemmProblem> problems(const std::string& model, const std::string& module, int tp) const;
+
+ private:
+  std::vector<ModelSpec> models_;
+};
+
+ModelSpec parse_model_json(const std::string& json_text, const std::string& source);
+std::string to_string(TpRule rule);
+
+// Derives a model's layers from a Hugging Face config.json (Llama, Qwen3, Qwen3-MoE, DeepSeek-V3 styles).
+ModelSpec model_from_hf_config(const std::filesystem::path& config_json, const std::string& name);
+
+}  // namespace shapescope

@@ -1,0 +1,144 @@
+// The contract between the profiler and every GEMM implementation (CPU or CUDA).
+//
+// A kernel entry opens a session for one weight shape (N, K, batch_count); the
+// session prepares the weights once (quantize, scales, pre-shuffle: never timed)
+// and then prepares activations for each M of a sweep. The measurement core in
+// profiler/ only ever calls PreparedGemm::run() inside its timed region.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shapescope::kernels {
+
+enum class BackendKind { cpu, cuda };
+std::string to_string(BackendKind kind);
+
+struct WeightShape {
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t batch_count = 1;  // >1 for batched GEMMs (e.g. absorbed MLA heads)
+};
+
+struct GemmShape {
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t batch_count = 1;
+  double flops() const { return 2.0 * double(m) * double(n) * double(k) * double(batch_count); }
+};
+
+// Result of comparing a kernel's output with the float64 reference on the
+// dequantized operands (on a deterministic sample of elements for large outputs).
+struct CheckResult {
+  double rel_err = 0;            // ||out - ref|| / ||ref|| over the checked elements
+  int64_t elements_checked = 0;
+  int64_t unwritten = 0;         // elements still holding the poison pattern
+  bool passed(double threshold) const { return unwritten == 0 && rel_err <= threshold && rel_err == rel_err; }
+};
+
+// One prepared problem: activations and output for one M, weights shared with the session.
+class PreparedGemm {
+ public:
+  virtual ~PreparedGemm() = default;
+  // Enqueue one GEMM (asynchronous on CUDA, blocking on the CPU).
+  virtual void run() = 0;
+  // Poison the output, run once, synchronize and compare against the float64 reference.
+  virtual CheckResult check() = 0;
+  // The kernel or configuration that actually ran (the CSV's kernel_name column).
+  virtual std::string launch_name() const = 0;
+  // Fewest bytes one run must move through memory: each operand read once, output written once.
+  virtual double min_bytes() const = 0;
+};
+
+// Weights prepared once for a (N, K, batch_count); activations prepared per M.
+class GemmSession {
+ public:
+  virtual ~GemmSession() = default;
+  // Device bytes needed for an M on top of the weights (to skip an M that cannot fit).
+  virtual std::size_t activation_bytes(int64_t m) const = 0;
+  virtual std::unique_ptr<PreparedGemm> prepare(int64_t m, uint64_t seed) = 0;
+};
+
+// The GPU clock state at one moment (when the device can tell).
+struct ClockSample {
+  double sm_clock_mhz = 0;
+  double temperature_c = 0;
+  double power_w = 0;
+};
+
+struct DeviceInfo {
+  std::string name;             // e.g. "NVIDIA H200"
+  std::string backend;          // cpu | cuda
+  int multiprocessors = 0;      // SMs (or CPU cores)
+  std::size_t l2_bytes = 0;
+  std::size_t memory_bytes = 0;
+  std::string driver_version;
+  std::string runtime_version;
+  double max_sm_clock_mhz = 0;
+};
+
+// Times one region of device work.
+class Timer {
+ public:
+  virtual ~Timer() = default;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+  virtual double elapsed_us() = 0;  // waits for the region to finish
+};
+
+// Where kernels run: timers, cache flushing, clocks, memory.
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual BackendKind kind() const = 0;
+  virtual DeviceInfo info() const = 0;
+  virtual std::unique_ptr<Timer> make_timer() = 0;
+  // Evict operands from the last-level cache so the next run reads them from memory.
+  virtual void flush_cache() = 0;
+  virtual void synchronize() = 0;
+  virtual std::size_t free_memory_bytes() const = 0;
+  virtual std::optional<ClockSample> sample_clock() const = 0;
+  // Time `launches` back-to-back runs as one unit (a CUDA graph on the GPU), in µs total.
+  // Used for kernels so short that launch gaps would pose as kernel time.
+  virtual double time_batched(PreparedGemm& gemm, int launches) = 0;
+};
+
+struct KernelEntry {
+  std::string name;          // registry key, e.g. "cublaslt_fp8_blockscale"
+  BackendKind backend;
+  std::string dtype;         // the MFU peak class: "bf16", "fp8", ...
+  std::string formats;       // operand formats, e.g. "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales, C bf16"
+  std::string description;
+  bool batched = false;      // true when the kernel runs batch_count > 1
+  // Empty when the kernel can run this shape, else why not ("K=100 is not a multiple of 128").
+  std::function<std::optional<std::string>(const GemmShape&)> unsupported_reason;
+  // The configuration the heuristic picks for a shape (listed by `profile --list-kernels`).
+  std::function<std::string(const GemmShape&)> describe_config;
+  // Tile shape the heuristic picks (for wave-quantization analysis): {tile_m, tile_n, split_k}.
+  std::function<std::vector<int>(const GemmShape&)> tile_for;
+  std::function<std::unique_ptr<GemmSession>(Device&, const WeightShape&, uint64_t seed)> open;
+};
+
+// All kernels compiled into this binary, in registration order.
+const std::vector<KernelEntry>& kernel_registry();
+// Throws UserError listing the valid names when `name` is unknown.
+const KernelEntry& find_kernel(const std::string& name);
+void register_kernel(KernelEntry entry);
+
+// Backend registration hooks (explicit, so static libraries keep them).
+void register_cpu_kernels();
+void register_cuda_kernels();  // no-op when built without CUDA
+bool cuda_backend_compiled();
+
+// Devices: the CPU always exists; the CUDA device exists when compiled in and a GPU is present.
+std::unique_ptr<Device> make_cpu_device(int threads);
+std::unique_ptr<Device> make_cuda_device();  // nullptr when no GPU (reason via cuda_unavailable_reason)
+std::string cuda_unavailable_reason();
+
+}  // namespace shapescope::kernels

@@ -1,0 +1,47 @@
+// The float64 reference every kernel is checked against: the exact product of the
+// dequantized synthetic operands, on a deterministic sample of output elements.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kernels/kernel.hpp"
+
+namespace shapescope::kernels {
+
+enum class OperandFormat {
+  fp8_blockscale,    // A e4m3 with 1x128 scales, B e4m3 with 128x128 scales
+  a16w8_blockscale,  // A bf16, B e4m3 with 128x128 scales
+  bf16,              // A bf16, B bf16
+};
+
+struct ReferenceProblem {
+  OperandFormat format;
+  GemmShape shape;
+  uint64_t seed_a = 0;  // activations (fresh per M)
+  uint64_t seed_b = 0;  // weights (fresh per session)
+};
+
+struct OutputIndex {
+  int64_t batch, row, col;
+};
+
+// Every element when the output has at most `max_elements`, else a deterministic
+// spread that always includes the first and last rows and columns of each batch.
+std::vector<OutputIndex> sample_output(const GemmShape& shape, int64_t max_elements);
+
+// Dequantized operand values (float64) at a logical index.
+double a_value(const ReferenceProblem& problem, int64_t batch, int64_t row, int64_t col);
+double b_value(const ReferenceProblem& problem, int64_t batch, int64_t row, int64_t col);
+
+// C[batch][row][col] = sum_k A[batch][row][k] * B[batch][col][k], in float64.
+double reference_element(const ReferenceProblem& problem, const OutputIndex& index);
+
+// Compares bf16 outputs (raw bits, one per sampled index) with the reference.
+// Elements still equal to kPoisonBf16 count as unwritten.
+constexpr uint16_t kPoisonBf16 = 0xFFFF;  // a NaN no kernel writes for finite inputs
+CheckResult compare_with_reference(const ReferenceProblem& problem, std::span<const OutputIndex> indices,
+                                   std::span<const uint16_t> outputs_bf16);
+
+}  // namespace shapescope::kernels

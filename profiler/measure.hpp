@@ -1,0 +1,34 @@
+// How one point is measured (nvbench-style, written for shapescope): warm-up,
+// cold runs (cache flushed before each sample) or hot runs, adaptive sampling
+// until the mean is known to a target precision, clock checks around the point.
+#pragma once
+
+#include <optional>
+
+#include "kernels/kernel.hpp"
+
+namespace shapescope::profiler {
+
+struct MeasureOptions {
+  int warmup_runs = 2;
+  int min_samples = 5;
+  int max_samples = 2000;
+  double target_rel_stderr = 0.005;  // stop when stderr(mean)/mean is below this
+  double max_seconds_per_point = 1.0;
+  bool hot = false;                  // false: flush the cache before every sample
+  double batch_below_us = 20.0;      // hot runs shorter than this are timed as graph batches
+};
+
+struct Measurement {
+  double median_us = 0, mean_us = 0, min_us = 0, max_us = 0, stddev_us = 0;
+  double ci95_us = 0;        // half-width of the 95% interval of the mean
+  int samples = 0;
+  double timed_us_total = 0; // sum of timed kernel time (for the sweep's overhead ratio)
+  bool converged = false;    // reached target_rel_stderr before a cap
+  std::optional<kernels::ClockSample> clock_start, clock_end;
+  bool throttled = false;    // SM clock fell during the point
+};
+
+Measurement measure(kernels::Device& device, kernels::PreparedGemm& gemm, const MeasureOptions& options);
+
+}  // namespace shapescope::profiler

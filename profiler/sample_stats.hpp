@@ -1,0 +1,22 @@
+// Summary statistics of timing samples and the stopping rule.
+#pragma once
+
+#include <span>
+#include <vector>
+
+namespace shapescope::profiler {
+
+struct SampleSummary {
+  double mean = 0, median = 0, min = 0, max = 0, stddev = 0;
+  double rel_stderr = 0;  // stddev / sqrt(n) / mean
+  double ci95 = 0;        // Student-t half-width of the 95% interval of the mean
+  int count = 0;
+};
+
+SampleSummary summarize(std::span<const double> samples);
+// True once `samples` pins the mean down to `target_rel_stderr` (with at least `min_samples`).
+bool precise_enough(std::span<const double> samples, int min_samples, double target_rel_stderr);
+// Two-sided Student-t 97.5% quantile for `dof` degrees of freedom.
+double student_t_975(int dof);
+
+}  // namespace shapescope::profiler
