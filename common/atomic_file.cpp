@@ -1,0 +1,101 @@
+#include "common/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "common/user_error.hpp"
+
+namespace shapescope {
+
+namespace {
+
+// Unique within the process (the counter) and across processes (the pid), so
+// concurrent writers never share a temporary.
+std::filesystem::path sibling_temp_path(const std::filesystem::path& path, const char* purpose) {
+  static std::atomic<unsigned> counter{0};
+  std::filesystem::path temp = path;
+  temp += fmt::format(".{}.{}.{}", purpose, ::getpid(), counter++);
+  return temp;
+}
+
+// Closes the descriptor on every path out of write_file_atomically.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+  // Returns close()'s result: on some file systems write errors surface only here.
+  int close() {
+    const int result = ::close(fd_);
+    fd_ = -1;
+    return result;
+  }
+
+ private:
+  int fd_;
+};
+
+[[noreturn]] void fail_write(const std::filesystem::path& path, const std::filesystem::path& temp, int error) {
+  std::error_code ignored;
+  std::filesystem::remove(temp, ignored);
+  throw UserError(fmt::format("cannot write {}: {}; check free space and permissions of its folder", path.string(),
+                              std::strerror(error)));
+}
+
+// Makes the rename itself durable; failure here is not fatal (some file systems refuse fsync on folders).
+void sync_directory(const std::filesystem::path& directory) {
+  const int fd = ::open(directory.empty() ? "." : directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  const std::filesystem::path temp = sibling_temp_path(path, "tmp");
+  FileDescriptor file(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (file.get() < 0) fail_write(path, temp, errno);
+  std::size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t n = ::write(file.get(), content.data() + written, content.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail_write(path, temp, errno);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fsync(file.get()) != 0) fail_write(path, temp, errno);
+  if (file.close() != 0) fail_write(path, temp, errno);
+  if (::rename(temp.c_str(), path.c_str()) != 0) fail_write(path, temp, errno);
+  sync_directory(path.parent_path());
+}
+
+void ensure_writable_directory(const std::filesystem::path& directory) {
+  const auto refuse = [&](const std::string& reason) {
+    throw UserError(fmt::format("cannot write to {}: {}; pass --out <a writable folder>", directory.string(), reason));
+  };
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  if (error) refuse(error.message());
+  if (!std::filesystem::is_directory(directory, error)) refuse("not a folder");
+  // Permission bits do not tell the whole story (read-only mounts, root, ACLs): try it.
+  const std::filesystem::path probe = sibling_temp_path(directory / ".shapescope-write-probe", "probe");
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) refuse(std::strerror(errno));
+  ::close(fd);
+  std::filesystem::remove(probe, error);
+}
+
+}  // namespace shapescope
