@@ -1,0 +1,64 @@
+// The CUDA device: one stream for everything timed, cudaEvent timers, an L2
+// flush by memset, NVML clocks, and CUDA-graph batches for short kernels.
+//
+// CUDA kernels read stream() on every run() (never cache it): verify-plans
+// redirects runs to other streams with a StreamOverride to run sub-GEMMs concurrently.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+
+#include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/nvml_library.hpp"
+#include "kernels/kernel.hpp"
+
+namespace shapescope::kernels::cuda {
+
+class CudaDevice final : public Device {
+ public:
+  explicit CudaDevice(int ordinal);
+  ~CudaDevice() override;
+  CudaDevice(const CudaDevice&) = delete;
+  CudaDevice& operator=(const CudaDevice&) = delete;
+
+  BackendKind kind() const override { return BackendKind::cuda; }
+  DeviceInfo info() const override { return info_; }
+  std::unique_ptr<Timer> make_timer() override;
+  void flush_cache() override;
+  void synchronize() override;
+  std::size_t free_memory_bytes() const override;
+  std::optional<ClockSample> sample_clock() const override;
+  double time_batched(PreparedGemm& gemm, int launches) override;
+
+  int ordinal() const { return ordinal_; }
+  // The stream that runs enqueue on right now (the device's own, unless overridden).
+  cudaStream_t stream() const { return current_stream_; }
+  cudaStream_t own_stream() const { return stream_; }
+
+  // While alive, runs enqueue on `stream` instead of the device's own stream.
+  class StreamOverride {
+   public:
+    StreamOverride(CudaDevice& device, cudaStream_t stream);
+    ~StreamOverride();
+    StreamOverride(const StreamOverride&) = delete;
+    StreamOverride& operator=(const StreamOverride&) = delete;
+
+   private:
+    CudaDevice& device_;
+    cudaStream_t previous_;
+  };
+
+ private:
+  int ordinal_;
+  cudaStream_t stream_ = nullptr;
+  cudaStream_t current_stream_ = nullptr;
+  DeviceInfo info_;
+  DeviceBuffer<uint8_t> flush_buffer_;
+  std::unique_ptr<NvmlLibrary> nvml_;
+};
+
+// The CudaDevice behind a Device& (kernels of the CUDA backend need its stream).
+CudaDevice& as_cuda_device(Device& device);
+
+}  // namespace shapescope::kernels::cuda

@@ -1,0 +1,73 @@
+#include "kernels/cuda/cuda_prepared_gemm.hpp"
+
+#include <stdexcept>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/synthetic_operands.hpp"
+
+namespace shapescope::kernels::cuda {
+
+CudaPreparedGemm::CudaPreparedGemm(CudaDevice& device, const ReferenceProblem& problem)
+    : device_(device), problem_(problem) {}
+
+CudaPreparedGemm::~CudaPreparedGemm() {
+  for (auto& [launches, graph] : graphs_) cudaGraphExecDestroy(graph);
+}
+
+void CudaPreparedGemm::set_output(uint16_t* output, int64_t count, const OutputStrides& layout) {
+  output_ = output;
+  output_count_ = count;
+  output_layout_ = layout;
+}
+
+CheckResult CudaPreparedGemm::check() {
+  if (!output_) throw std::logic_error("CudaPreparedGemm::check before set_output");
+  const cudaStream_t stream = device_.stream();
+  poison_bf16(output_, output_count_, stream);
+  run();
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  const std::vector<OutputIndex> indices = sample_output(problem_.shape, kCheckSampleElements);
+  const std::vector<uint16_t> outputs = gather_bf16(output_, output_layout_, indices, stream);
+  return compare_with_reference(problem_, indices, outputs);
+}
+
+double CudaPreparedGemm::min_bytes() const {
+  const GemmShape& s = problem_.shape;
+  const double m = double(s.m), n = double(s.n), k = double(s.k), batch = double(s.batch_count);
+  const double kblocks = double(synthetic::blocks(s.k));
+  const double output = m * n * 2;
+  switch (problem_.format) {
+    case OperandFormat::fp8_blockscale:
+      return batch * (m * k + m * kblocks * 4 + n * k + double(synthetic::blocks(s.n)) * kblocks * 4 + output);
+    case OperandFormat::a16w8_blockscale:
+      return batch * (m * k * 2 + n * k + double(synthetic::blocks(s.n)) * kblocks * 4 + output);
+    case OperandFormat::bf16:
+      return batch * (m * k * 2 + n * k * 2 + output);
+  }
+  throw std::logic_error("unknown operand format");
+}
+
+cudaGraphExec_t CudaPreparedGemm::batched_graph(int launches) {
+  if (auto found = graphs_.find(launches); found != graphs_.end()) return found->second;
+  const cudaStream_t stream = device_.stream();
+  cudaGraph_t graph = nullptr;
+  // Thread-local capture: other host threads may use CUDA meanwhile (e.g. a progress bar's NVML reads).
+  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  try {
+    for (int i = 0; i < launches; ++i) run();
+  } catch (...) {
+    cudaStreamEndCapture(stream, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    throw;
+  }
+  CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  CUDA_CHECK(instantiated);
+  CUDA_CHECK(cudaGraphUpload(exec, stream));
+  graphs_.emplace(launches, exec);
+  return exec;
+}
+
+}  // namespace shapescope::kernels::cuda

@@ -1,0 +1,34 @@
+// NVML, loaded at run time with dlopen so the binaries need no NVML at link time
+// and still run (without clock readings) where the driver's library is absent.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "kernels/kernel.hpp"
+
+namespace shapescope::kernels::cuda {
+
+class NvmlLibrary {
+ public:
+  // Opens libnvidia-ml.so.1 and the device of that PCI bus id; unavailable() says why when it cannot.
+  explicit NvmlLibrary(const std::string& pci_bus_id);
+  ~NvmlLibrary();
+  NvmlLibrary(const NvmlLibrary&) = delete;
+  NvmlLibrary& operator=(const NvmlLibrary&) = delete;
+
+  bool available() const { return device_ != nullptr; }
+  const std::string& unavailable_reason() const { return reason_; }
+  std::optional<ClockSample> sample() const;
+  std::optional<double> max_sm_clock_mhz() const;
+  std::string driver_version() const;
+
+ private:
+  struct Api;
+  void* library_ = nullptr;
+  void* device_ = nullptr;  // nvmlDevice_t
+  Api* api_ = nullptr;
+  std::string reason_;
+};
+
+}  // namespace shapescope::kernels::cuda
