@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,14 @@ class PreparedGemm {
   virtual std::string launch_name() const = 0;
   // Fewest bytes one run must move through memory: each operand read once, output written once.
   virtual double min_bytes() const = 0;
+};
+
+// Thrown by GemmSession::prepare when only the library can judge a shape and it
+// refuses it (cuBLASLt answering NOT_SUPPORTED for M = 1..3): the point gets
+// status "unsupported" with what() as its note, never a crash.
+class UnsupportedShape : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // Weights prepared once for a (N, K, batch_count); activations prepared per M.
