@@ -1,0 +1,203 @@
+// Derives a model's linear layers from a Hugging Face config.json, with the same
+// layer names and TP rules as the catalog's JSON files (profiles/models/).
+#include <algorithm>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "common/model_catalog.hpp"
+#include "common/user_error.hpp"
+
+namespace shapescope {
+
+namespace {
+
+using nlohmann::json;
+
+const std::vector<std::string> kLlamaStyle = {"llama", "mistral", "qwen2", "qwen3"};
+const std::vector<std::string> kQwenMoeStyle = {"qwen3_moe"};
+const std::vector<std::string> kDeepseekStyle = {"deepseek_v3", "deepseek_v2"};
+
+bool one_of(const std::string& value, const std::vector<std::string>& choices) {
+  return std::find(choices.begin(), choices.end(), value) != choices.end();
+}
+
+// Typed access to config keys; every error names the file and the key.
+class Config {
+ public:
+  Config(json document, std::string path) : document_(std::move(document)), path_(std::move(path)) {}
+
+  // A size the model cannot do without: present and positive.
+  int64_t integer(const char* key) const {
+    const std::optional<int64_t> value = optional_integer(key);
+    if (!value) throw UserError(fmt::format("{}: missing '{}'; is this a Hugging Face config.json?", path_, key));
+    if (*value == 0) throw UserError(fmt::format("{}: '{}' is 0; expected a positive size", path_, key));
+    return *value;
+  }
+
+  // Absent or null keys (DeepSeek-V2-Lite has "q_lora_rank": null) read as nullopt.
+  std::optional<int64_t> optional_integer(const char* key) const {
+    if (!document_.contains(key) || document_.at(key).is_null()) return std::nullopt;
+    const json& value = document_.at(key);
+    if (!value.is_number_integer() || value.get<int64_t>() < 0) {
+      throw UserError(fmt::format("{}: '{}' is {}; expected a non-negative integer", path_, key, value.dump()));
+    }
+    return value.get<int64_t>();
+  }
+
+  std::string text(const char* key) const {
+    if (!document_.contains(key) || !document_.at(key).is_string()) {
+      throw UserError(fmt::format("{}: missing '{}' (a string); is this a Hugging Face config.json?", path_, key));
+    }
+    return document_.at(key).get<std::string>();
+  }
+
+  bool has_nonempty_array(const char* key) const {
+    return document_.contains(key) && document_.at(key).is_array() && !document_.at(key).empty();
+  }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  json document_;
+  std::string path_;
+};
+
+LinearLayer layer(std::string name, int64_t k, int64_t n, TpRule rule) {
+  LinearLayer result;
+  result.name = std::move(name);
+  result.k = k;
+  result.n = n;
+  result.tp_rule = rule;
+  return result;
+}
+
+LinearLayer expert_layer(std::string name, int64_t k, int64_t n, TpRule rule, int64_t experts, int64_t top_k) {
+  LinearLayer result = layer(std::move(name), k, n, rule);
+  result.experts = experts;
+  result.top_k = top_k;
+  return result;
+}
+
+// A batched GEMM with one weight per attention head; TP splits the heads.
+LinearLayer per_head_layer(std::string name, int64_t k, int64_t n, int64_t heads) {
+  LinearLayer result = layer(std::move(name), k, n, TpRule::replicated);
+  result.batch_count = heads;
+  result.batch_split_by_tp = true;
+  return result;
+}
+
+// Grouped-query attention: fused q/k/v projection and the output projection.
+void add_gqa_attention(const Config& config, std::vector<LinearLayer>& layers) {
+  const int64_t hidden = config.integer("hidden_size");
+  const int64_t heads = config.integer("num_attention_heads");
+  const int64_t kv_heads = config.optional_integer("num_key_value_heads").value_or(heads);
+  const int64_t head_dim = config.optional_integer("head_dim").value_or(hidden / heads);
+  layers.push_back(layer("qkv_proj", hidden, (heads + 2 * kv_heads) * head_dim, TpRule::split_n));
+  layers.push_back(layer("o_proj", heads * head_dim, hidden, TpRule::split_k));
+}
+
+void add_dense_mlp(const std::string& prefix, int64_t hidden, int64_t intermediate, std::vector<LinearLayer>& layers) {
+  layers.push_back(layer(prefix + "gate_up_proj", hidden, 2 * intermediate, TpRule::split_n));
+  layers.push_back(layer(prefix + "down_proj", intermediate, hidden, TpRule::split_k));
+}
+
+// Routed experts are split by TP like vLLM's default (expert parallelism is opt-in there).
+void add_routed_experts(int64_t hidden, int64_t intermediate, int64_t experts, int64_t top_k,
+                        std::vector<LinearLayer>& layers) {
+  layers.push_back(expert_layer("moe_gate_up_proj", hidden, 2 * intermediate, TpRule::split_n, experts, top_k));
+  layers.push_back(expert_layer("moe_down_proj", intermediate, hidden, TpRule::split_k, experts, top_k));
+}
+
+std::vector<LinearLayer> llama_layers(const Config& config) {
+  std::vector<LinearLayer> layers;
+  add_gqa_attention(config, layers);
+  add_dense_mlp("", config.integer("hidden_size"), config.integer("intermediate_size"), layers);
+  return layers;
+}
+
+std::vector<LinearLayer> qwen_moe_layers(const Config& config) {
+  const int64_t hidden = config.integer("hidden_size");
+  std::vector<LinearLayer> layers;
+  add_gqa_attention(config, layers);
+  // Dense MLP layers exist only when some layers are listed as MLP-only or sparsity skips layers.
+  const bool has_dense_layers =
+      config.has_nonempty_array("mlp_only_layers") || config.optional_integer("decoder_sparse_step").value_or(1) > 1;
+  if (has_dense_layers) add_dense_mlp("", hidden, config.integer("intermediate_size"), layers);
+  add_routed_experts(hidden, config.integer("moe_intermediate_size"), config.integer("num_experts"),
+                     config.integer("num_experts_per_tok"), layers);
+  return layers;
+}
+
+// Multi-head latent attention with the absorbed (weight-folded) decode path, plus DeepSeek's MoE.
+std::vector<LinearLayer> deepseek_layers(const Config& config) {
+  const int64_t hidden = config.integer("hidden_size");
+  const int64_t heads = config.integer("num_attention_heads");
+  const int64_t kv_lora = config.integer("kv_lora_rank");
+  const int64_t nope = config.integer("qk_nope_head_dim");
+  const int64_t rope = config.integer("qk_rope_head_dim");
+  const int64_t v_head = config.integer("v_head_dim");
+  const std::optional<int64_t> q_lora = config.optional_integer("q_lora_rank");
+  std::vector<LinearLayer> layers;
+  if (q_lora) {
+    layers.push_back(layer("fused_qkv_a_proj", hidden, *q_lora + kv_lora + rope, TpRule::replicated));
+    layers.push_back(layer("q_b_proj", *q_lora, heads * (nope + rope), TpRule::split_n));
+  } else {
+    layers.push_back(layer("kv_a_proj_with_mqa", hidden, kv_lora + rope, TpRule::replicated));
+    layers.push_back(layer("q_proj", hidden, heads * (nope + rope), TpRule::split_n));
+  }
+  layers.push_back(layer("kv_b_proj", kv_lora, heads * (nope + v_head), TpRule::split_n));
+  layers.push_back(layer("o_proj", heads * v_head, hidden, TpRule::split_k));
+  if (config.optional_integer("first_k_dense_replace").value_or(0) > 0) {
+    add_dense_mlp("", hidden, config.integer("intermediate_size"), layers);
+  }
+  const int64_t moe_intermediate = config.integer("moe_intermediate_size");
+  const int64_t shared_experts = config.optional_integer("n_shared_experts").value_or(0);
+  if (shared_experts > 0) add_dense_mlp("shared_expert_", hidden, shared_experts * moe_intermediate, layers);
+  add_routed_experts(hidden, moe_intermediate, config.integer("n_routed_experts"),
+                     config.integer("num_experts_per_tok"), layers);
+  layers.push_back(per_head_layer("mla_absorb_q", nope, kv_lora, heads));
+  layers.push_back(per_head_layer("mla_absorb_out", kv_lora, v_head, heads));
+  return layers;
+}
+
+}  // namespace
+
+ModelSpec model_from_hf_config(const std::filesystem::path& config_json, const std::string& name) {
+  std::ifstream in(config_json, std::ios::binary);
+  if (!in) throw UserError(fmt::format("cannot read {}; pass --hf-config <path to config.json>", config_json.string()));
+  std::ostringstream content;
+  content << in.rdbuf();
+  json document;
+  try {
+    document = json::parse(content.str());
+  } catch (const json::parse_error& error) {
+    throw UserError(fmt::format("{}: invalid JSON ({}); pass a Hugging Face config.json", config_json.string(),
+                                error.what()));
+  }
+  const Config config(std::move(document), config_json.string());
+  const std::string model_type = config.text("model_type");
+
+  ModelSpec spec;
+  spec.name = name;
+  spec.source = fmt::format("Hugging Face config {} (model_type {})", config_json.string(), model_type);
+  if (one_of(model_type, kLlamaStyle)) {
+    spec.layers = llama_layers(config);
+  } else if (one_of(model_type, kQwenMoeStyle)) {
+    spec.layers = qwen_moe_layers(config);
+  } else if (one_of(model_type, kDeepseekStyle)) {
+    spec.layers = deepseek_layers(config);
+  } else {
+    throw UserError(fmt::format("{}: model_type '{}' is not supported (supported: {}, {}, {}); add the model as "
+                                "profiles/models/<name>.json instead",
+                                config.path(), model_type, fmt::join(kLlamaStyle, ", "),
+                                fmt::join(kQwenMoeStyle, ", "), fmt::join(kDeepseekStyle, ", ")));
+  }
+  return spec;
+}
+
+}  // namespace shapescope
