@@ -1,0 +1,82 @@
+// The CPU as a Device: wall-clock timers, cache flushing by overwriting a
+// buffer twice the last-level cache, memory from /proc/meminfo. No clocks.
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include <Eigen/Core>
+#include <fmt/format.h>
+
+#include "kernels/cpu/cpu_system.hpp"
+#include "kernels/kernel.hpp"
+
+namespace shapescope::kernels {
+
+namespace {
+
+class SteadyTimer final : public Timer {
+ public:
+  void start() override { begin_ = std::chrono::steady_clock::now(); }
+  void stop() override { end_ = std::chrono::steady_clock::now(); }
+  double elapsed_us() override { return std::chrono::duration<double, std::micro>(end_ - begin_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point begin_, end_;
+};
+
+class CpuDevice final : public Device {
+ public:
+  explicit CpuDevice(int threads) : threads_(threads), llc_bytes_(cpu::last_level_cache_bytes()) {}
+
+  BackendKind kind() const override { return BackendKind::cpu; }
+
+  DeviceInfo info() const override {
+    DeviceInfo info;
+    info.name = cpu::cpu_model_name();
+    info.backend = "cpu";
+    info.multiprocessors = threads_;  // the threads our kernels use
+    info.l2_bytes = llc_bytes_;
+    info.memory_bytes = cpu::meminfo_bytes("MemTotal");
+    info.driver_version = cpu::kernel_release();
+    info.runtime_version = fmt::format("Eigen {}.{}.{}", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
+    return info;
+  }
+
+  std::unique_ptr<Timer> make_timer() override { return std::make_unique<SteadyTimer>(); }
+
+  void flush_cache() override {
+    if (flush_buffer_.empty()) flush_buffer_.resize(2 * llc_bytes_);
+    // A new value each time, so every line is written and the stores cannot be skipped.
+    ++flush_value_;
+    for (char& byte : flush_buffer_) byte = flush_value_;
+  }
+
+  void synchronize() override {}  // CPU kernels return when done
+
+  std::size_t free_memory_bytes() const override { return cpu::meminfo_bytes("MemAvailable"); }
+
+  std::optional<ClockSample> sample_clock() const override { return std::nullopt; }
+
+  double time_batched(PreparedGemm& gemm, int launches) override {
+    SteadyTimer timer;
+    timer.start();
+    for (int i = 0; i < launches; ++i) gemm.run();
+    timer.stop();
+    return timer.elapsed_us();
+  }
+
+ private:
+  int threads_;
+  std::size_t llc_bytes_;
+  std::vector<char> flush_buffer_;
+  char flush_value_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_cpu_device(int threads) {
+  if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  return std::make_unique<CpuDevice>(threads);
+}
+
+}  // namespace shapescope::kernels

@@ -1,0 +1,135 @@
+// cpu_fp8_blockscale: W8A8 with DeepSeek-style block scales. A is e4m3 with one
+// f32 scale per 1x128 group, B is e4m3 with one f32 scale per 128x128 block.
+// Preparation (untimed) decodes B's codes to float once: that is the CPU's weight
+// layout. Each run decodes A's codes (the kernel reads fp8 activations), then per
+// 128-wide K block multiplies the unscaled blocks with an sgemm and promotes the
+// partial product into the fp32 accumulator with sa[m,kb] * sb[nb,kb], as the GPU
+// kernels do.
+#include "kernels/cpu/cpu_kernels.hpp"
+
+#include <fmt/format.h>
+
+#include "kernels/cpu/cpu_gemm.hpp"
+#include "kernels/cpu/parallel_for.hpp"
+#include "kernels/synthetic_operands.hpp"
+
+namespace shapescope::kernels::cpu {
+
+namespace {
+
+using synthetic::blocks;
+using synthetic::kScaleBlock;
+using synthetic::Stream;
+
+std::vector<float> decode_fp8(const std::vector<uint8_t>& codes, int threads) {
+  std::vector<float> values(codes.size());
+  const auto& table = e4m3_table();
+  const int64_t total = int64_t(codes.size());
+  constexpr int64_t kChunk = 1 << 16;
+  parallel_for(threads, (total + kChunk - 1) / kChunk, [&](int64_t chunk) {
+    const int64_t end = std::min(total, (chunk + 1) * kChunk);
+    for (int64_t i = chunk * kChunk; i < end; ++i) values[size_t(i)] = table[codes[size_t(i)]];
+  });
+  return values;
+}
+
+struct Fp8Weights {
+  WeightShape shape;
+  uint64_t seed = 0;
+  std::vector<float> decoded;  // [batch][n][k]
+  std::vector<float> scales;   // [batch][ceil(n/128)][ceil(k/128)]
+};
+
+class Fp8Gemm final : public CpuPreparedGemm {
+ public:
+  Fp8Gemm(const Fp8Weights& weights, int64_t m, uint64_t seed, int threads)
+      : CpuPreparedGemm({OperandFormat::fp8_blockscale, {m, weights.shape.n, weights.shape.k, weights.shape.batch_count},
+                         seed, weights.seed},
+                        threads, fmt::format("cpu_fp8_blockscale(eigen sgemm per K128 block, fp32 promotion, {} threads)",
+                                             threads)),
+        weights_(weights),
+        a_codes_(fp8_codes(seed, Stream::a_codes, shape().batch_count, m, shape().k, threads)),
+        a_scales_(block_scales(seed, Stream::a_scales, shape().batch_count * m * blocks(shape().k))),
+        a_decoded_(a_codes_.size()) {}
+
+  void run() override {
+    const auto& table = e4m3_table();
+    const int64_t m = shape().m, n = shape().n, k = shape().k, k_blocks = blocks(k), n_blocks = blocks(n);
+    parallel_for(threads_, shape().batch_count * m, [&](int64_t row) {
+      for (int64_t i = row * k; i < (row + 1) * k; ++i) a_decoded_[size_t(i)] = table[a_codes_[size_t(i)]];
+    });
+    parallel_for(threads_, shape().batch_count * n_blocks, [&](int64_t task) {
+      const int64_t batch = task / n_blocks, n_block = task % n_blocks;
+      const int64_t col0 = n_block * kScaleBlock, width = std::min(kScaleBlock, n - col0);
+      RowMajorMatrix accumulator = RowMajorMatrix::Zero(m, width);
+      RowMajorMatrix partial(m, width);
+      Eigen::VectorXf row_scale(m);
+      for (int64_t k_block = 0; k_block < k_blocks; ++k_block) {
+        const int64_t k0 = k_block * kScaleBlock, depth = std::min(kScaleBlock, k - k0);
+        const ConstBlockMap a(a_decoded_.data() + batch * m * k + k0, m, depth, Eigen::OuterStride<>(k));
+        const ConstBlockMap b(weights_.decoded.data() + (batch * n + col0) * k + k0, width, depth,
+                              Eigen::OuterStride<>(k));
+        partial.noalias() = a * b.transpose();
+        const float b_scale = weights_.scales[size_t((batch * n_blocks + n_block) * k_blocks + k_block)];
+        for (int64_t row = 0; row < m; ++row)
+          row_scale[row] = a_scales_[size_t((batch * m + row) * k_blocks + k_block)] * b_scale;
+        accumulator.noalias() += row_scale.asDiagonal() * partial;
+      }
+      store_tile(batch, col0, accumulator);
+    });
+  }
+
+ private:
+  const Fp8Weights& weights_;
+  std::vector<uint8_t> a_codes_;
+  std::vector<float> a_scales_;
+  std::vector<float> a_decoded_;  // scratch, rewritten by every run
+};
+
+class Fp8Session final : public GemmSession {
+ public:
+  Fp8Session(const WeightShape& shape, uint64_t seed, int threads) : threads_(threads) {
+    weights_.shape = shape;
+    weights_.seed = seed;
+    weights_.decoded = decode_fp8(fp8_codes(seed, Stream::b_codes, shape.batch_count, shape.n, shape.k, threads), threads);
+    weights_.scales = block_scales(seed, Stream::b_scales, shape.batch_count * blocks(shape.n) * blocks(shape.k));
+  }
+
+  std::size_t activation_bytes(int64_t m) const override {
+    const WeightShape& s = weights_.shape;
+    // codes + decoded floats + scales + bf16 output
+    return std::size_t(s.batch_count * (m * s.k * 5 + m * blocks(s.k) * 4 + m * s.n * 2));
+  }
+
+  std::unique_ptr<PreparedGemm> prepare(int64_t m, uint64_t seed) override {
+    return std::make_unique<Fp8Gemm>(weights_, m, seed, threads_);
+  }
+
+ private:
+  int threads_;
+  Fp8Weights weights_;
+};
+
+}  // namespace
+
+KernelEntry cpu_fp8_blockscale_entry() {
+  KernelEntry entry;
+  entry.name = "cpu_fp8_blockscale";
+  entry.backend = BackendKind::cpu;
+  entry.dtype = "fp8";
+  entry.formats = "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales, C bf16";
+  entry.description = "Eigen sgemm per 128-wide K block with fp32 scale promotion; A decoded in the run, B at preparation";
+  entry.batched = true;
+  entry.unsupported_reason = [](const GemmShape&) -> std::optional<std::string> { return std::nullopt; };
+  entry.describe_config = [](const GemmShape& shape) {
+    return fmt::format("{} tiles of M{}xN128, {} K blocks of 128", blocks(shape.n) * shape.batch_count, shape.m,
+                       blocks(shape.k));
+  };
+  entry.tile_for = [](const GemmShape& shape) { return std::vector<int>{int(shape.m), int(kScaleBlock), 1}; };
+  entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
+    return std::make_unique<Fp8Session>(shape, seed, device.info().multiprocessors);
+  };
+  return entry;
+}
+
+}  // namespace shapescope::kernels::cpu

@@ -1,0 +1,103 @@
+#include "kernels/cpu/cpu_gemm.hpp"
+
+#include <algorithm>
+
+#include "kernels/cpu/parallel_for.hpp"
+#include "kernels/synthetic_operands.hpp"
+
+namespace shapescope::kernels::cpu {
+
+const std::array<float, 256>& e4m3_table() {
+  static const std::array<float, 256> table = [] {
+    std::array<float, 256> values{};
+    for (int code = 0; code < 256; ++code) values[size_t(code)] = decode_e4m3(uint8_t(code));
+    return values;
+  }();
+  return table;
+}
+
+std::vector<uint8_t> fp8_codes(uint64_t seed, uint64_t stream, int64_t batch_count, int64_t rows, int64_t k,
+                               int threads) {
+  std::vector<uint8_t> codes(size_t(batch_count * rows * k));
+  parallel_for(threads, batch_count * rows, [&](int64_t row) {
+    const int64_t first = row * k;  // == synthetic a_index / b_index of (batch, row, 0)
+    for (int64_t col = 0; col < k; ++col)
+      codes[size_t(first + col)] = synthetic::fp8_code(seed, stream, uint64_t(first + col));
+  });
+  return codes;
+}
+
+std::vector<uint16_t> bf16_values(uint64_t seed, uint64_t stream, int64_t batch_count, int64_t rows, int64_t k,
+                                  int threads) {
+  std::vector<uint16_t> values(size_t(batch_count * rows * k));
+  parallel_for(threads, batch_count * rows, [&](int64_t row) {
+    const int64_t first = row * k;
+    for (int64_t col = 0; col < k; ++col)
+      values[size_t(first + col)] = synthetic::bf16_value(seed, stream, uint64_t(first + col));
+  });
+  return values;
+}
+
+std::vector<float> block_scales(uint64_t seed, uint64_t stream, int64_t count) {
+  std::vector<float> scales(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) scales[size_t(i)] = synthetic::block_scale(seed, stream, uint64_t(i));
+  return scales;
+}
+
+std::vector<float> decode_all(const std::vector<uint16_t>& bf16, int threads) {
+  std::vector<float> values(bf16.size());
+  constexpr int64_t kChunk = 1 << 16;
+  const int64_t total = int64_t(bf16.size());
+  parallel_for(threads, (total + kChunk - 1) / kChunk, [&](int64_t chunk) {
+    const int64_t end = std::min(total, (chunk + 1) * kChunk);
+    for (int64_t i = chunk * kChunk; i < end; ++i) values[size_t(i)] = decode_bf16(bf16[size_t(i)]);
+  });
+  return values;
+}
+
+CpuPreparedGemm::CpuPreparedGemm(ReferenceProblem problem, int threads, std::string launch_name)
+    : problem_(problem),
+      threads_(threads),
+      launch_name_(std::move(launch_name)),
+      output_(size_t(problem.shape.batch_count * problem.shape.m * problem.shape.n), kPoisonBf16) {}
+
+void CpuPreparedGemm::store_tile(int64_t batch, int64_t col0, const RowMajorMatrix& tile) {
+  uint16_t* out = output_batch(batch);
+  for (int64_t row = 0; row < tile.rows(); ++row)
+    for (int64_t col = 0; col < tile.cols(); ++col)
+      out[row * shape().n + col0 + col] = encode_bf16(tile(row, col));
+}
+
+CheckResult CpuPreparedGemm::check() {
+  std::fill(output_.begin(), output_.end(), kPoisonBf16);
+  run();
+  const std::vector<OutputIndex> indices = sample_output(shape(), kCheckElements);
+  std::vector<uint16_t> sampled;
+  sampled.reserve(indices.size());
+  for (const OutputIndex& index : indices)
+    sampled.push_back(output_[size_t((index.batch * shape().m + index.row) * shape().n + index.col)]);
+  return compare_with_reference(problem_, indices, sampled);
+}
+
+double CpuPreparedGemm::min_bytes() const {
+  const GemmShape& s = shape();
+  const double k_blocks = double(synthetic::blocks(s.k));
+  double a_bytes = 0, b_bytes = 0;
+  switch (problem_.format) {
+    case OperandFormat::fp8_blockscale:
+      a_bytes = double(s.m) * double(s.k) + double(s.m) * k_blocks * 4;
+      b_bytes = double(s.n) * double(s.k) + double(synthetic::blocks(s.n)) * k_blocks * 4;
+      break;
+    case OperandFormat::a16w8_blockscale:
+      a_bytes = 2.0 * double(s.m) * double(s.k);
+      b_bytes = double(s.n) * double(s.k) + double(synthetic::blocks(s.n)) * k_blocks * 4;
+      break;
+    case OperandFormat::bf16:
+      a_bytes = 2.0 * double(s.m) * double(s.k);
+      b_bytes = 2.0 * double(s.n) * double(s.k);
+      break;
+  }
+  return double(s.batch_count) * (a_bytes + b_bytes + 2.0 * double(s.m) * double(s.n));
+}
+
+}  // namespace shapescope::kernels::cpu

@@ -1,0 +1,12 @@
+#include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/kernel.hpp"
+
+namespace shapescope::kernels {
+
+void register_cpu_kernels() {
+  register_kernel(cpu::cpu_fp8_blockscale_entry());
+  register_kernel(cpu::cpu_a16w8_blockscale_entry());
+  register_kernel(cpu::cpu_bf16_entry());
+}
+
+}  // namespace shapescope::kernels

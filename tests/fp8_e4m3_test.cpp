@@ -1,0 +1,117 @@
+// e4m3 and bf16 codecs against formulas written independently of fp8_e4m3.hpp:
+// decode from the OCP FP8 definition in double precision, encode by brute-force
+// nearest-value search over all finite codes with ties to the even code.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/fp8_e4m3.hpp"
+
+namespace shapescope::kernels {
+namespace {
+
+// OCP 8-bit floating point spec, E4M3: bias 7, subnormals at exponent field 0,
+// S.1111.111 is NaN, no infinities.
+double ocp_e4m3_value(int code) {
+  const int sign = (code & 0x80) ? -1 : 1;
+  const int exponent_field = (code >> 3) & 0xF;
+  const int mantissa_field = code & 0x7;
+  if (exponent_field == 15 && mantissa_field == 7) return std::numeric_limits<double>::quiet_NaN();
+  if (exponent_field == 0) return sign * std::pow(2.0, -6) * (mantissa_field / 8.0);
+  return sign * std::pow(2.0, exponent_field - 7) * (1.0 + mantissa_field / 8.0);
+}
+
+// Round to nearest finite e4m3 value, ties to even mantissa, saturating at ±448.
+uint8_t brute_force_encode(float value) {
+  if (std::isnan(value)) return std::signbit(value) ? 0xFF : 0x7F;
+  const double magnitude = std::min(std::fabs(double(value)), 448.0);
+  int best = 0;
+  double best_distance = std::numeric_limits<double>::infinity();
+  for (int code = 0; code <= 0x7E; ++code) {
+    const double distance = std::fabs(ocp_e4m3_value(code) - magnitude);
+    if (distance < best_distance || (distance == best_distance && (code & 1) == 0)) {
+      best = code;
+      best_distance = distance;
+    }
+  }
+  return uint8_t((std::signbit(value) ? 0x80 : 0) | best);
+}
+
+TEST(Fp8E4m3, DecodesAll256CodesLikeTheOcpDefinition) {
+  for (int code = 0; code < 256; ++code) {
+    const double expected = ocp_e4m3_value(code);
+    const float decoded = decode_e4m3(uint8_t(code));
+    if (std::isnan(expected)) {
+      EXPECT_TRUE(std::isnan(decoded)) << code;
+    } else {
+      EXPECT_EQ(double(decoded), expected) << "code " << code;
+    }
+  }
+}
+
+TEST(Fp8E4m3, KnownAnchorsFromTheSpec) {
+  EXPECT_EQ(decode_e4m3(0x7E), 448.0f);             // largest finite
+  EXPECT_EQ(decode_e4m3(0x38), 1.0f);
+  EXPECT_EQ(decode_e4m3(0x08), 0.015625f);          // smallest normal, 2^-6
+  EXPECT_EQ(decode_e4m3(0x01), 0.001953125f);       // smallest subnormal, 2^-9
+  EXPECT_EQ(decode_e4m3(0xB8), -1.0f);
+  EXPECT_TRUE(std::isnan(decode_e4m3(0x7F)));
+  EXPECT_TRUE(std::isnan(decode_e4m3(0xFF)));
+}
+
+TEST(Fp8E4m3, EveryFiniteCodeRoundTrips) {
+  for (int code = 0; code < 256; ++code) {
+    if ((code & 0x7F) == 0x7F) continue;  // NaN
+    EXPECT_EQ(encode_e4m3(decode_e4m3(uint8_t(code))), code) << "code " << code;
+  }
+  EXPECT_EQ(encode_e4m3(std::numeric_limits<float>::quiet_NaN()) & 0x7F, 0x7F);
+}
+
+TEST(Fp8E4m3, TiesBetweenNeighboursRoundToEvenIncludingSubnormals) {
+  for (int code = 0; code < 0x7E; ++code) {
+    const double low = ocp_e4m3_value(code), high = ocp_e4m3_value(code + 1);
+    const float midpoint = float(0.5 * (low + high));  // exact in float: 5 significant bits
+    ASSERT_EQ(double(midpoint), 0.5 * (low + high));
+    const uint8_t even = (code & 1) == 0 ? uint8_t(code) : uint8_t(code + 1);
+    EXPECT_EQ(encode_e4m3(midpoint), even) << "tie between codes " << code << " and " << code + 1;
+    EXPECT_EQ(encode_e4m3(-midpoint), uint8_t(0x80 | even));
+    EXPECT_EQ(encode_e4m3(std::nextafter(midpoint, 0.0f)), code);
+    EXPECT_EQ(encode_e4m3(std::nextafter(midpoint, 1000.0f)), code + 1);
+  }
+}
+
+TEST(Fp8E4m3, SaturatesToLargestFinite) {
+  EXPECT_EQ(encode_e4m3(449.0f), 0x7E);
+  EXPECT_EQ(encode_e4m3(464.0f), 0x7E);  // the would-be tie with 480 still saturates
+  EXPECT_EQ(encode_e4m3(1e30f), 0x7E);
+  EXPECT_EQ(encode_e4m3(std::numeric_limits<float>::infinity()), 0x7E);
+  EXPECT_EQ(encode_e4m3(-std::numeric_limits<float>::infinity()), 0xFE);
+  EXPECT_EQ(encode_e4m3(1e-30f), 0x00);
+}
+
+TEST(Fp8E4m3, RandomValuesMatchBruteForceNearest) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> exponent(-14.0f, 10.0f);
+  std::uniform_int_distribution<int> sign(0, 1);
+  for (int i = 0; i < 20000; ++i) {
+    const float value = (sign(rng) ? -1.0f : 1.0f) * std::exp2(exponent(rng));
+    ASSERT_EQ(encode_e4m3(value), brute_force_encode(value)) << "value " << value;
+  }
+}
+
+TEST(Bf16, RoundsToNearestEvenAndDecodesExactly) {
+  EXPECT_EQ(encode_bf16(1.0f), 0x3F80);
+  EXPECT_EQ(decode_bf16(0x3F80), 1.0f);
+  // 1 + 2^-8 is the tie between bf16 1.0 and 1 + 2^-7: even mantissa is 1.0.
+  EXPECT_EQ(encode_bf16(1.0f + std::exp2(-8.0f)), 0x3F80);
+  // 1 + 3*2^-8 is the tie between 1 + 2^-7 (odd) and 1 + 2^-6 (even).
+  EXPECT_EQ(encode_bf16(1.0f + 3 * std::exp2(-8.0f)), 0x3F82);
+  EXPECT_TRUE(std::isnan(decode_bf16(encode_bf16(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+}  // namespace
+}  // namespace shapescope::kernels

@@ -1,0 +1,105 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+#include <tuple>
+
+#include "kernels/reference_gemm.hpp"
+#include "kernels/synthetic_operands.hpp"
+
+namespace shapescope::kernels {
+namespace {
+
+using synthetic::Stream;
+
+TEST(SampleOutput, SmallOutputsAreCheckedWhole) {
+  const GemmShape shape{3, 5, 7, 2};
+  const auto indices = sample_output(shape, 1000);
+  ASSERT_EQ(indices.size(), 30u);
+  std::set<std::tuple<int64_t, int64_t, int64_t>> unique;
+  for (const auto& i : indices) unique.insert({i.batch, i.row, i.col});
+  EXPECT_EQ(unique.size(), 30u);
+}
+
+TEST(SampleOutput, LargeOutputsGetABoundedDeterministicSpreadWithEdges) {
+  const GemmShape shape{1000, 14336, 4096, 3};
+  const auto indices = sample_output(shape, 4096);
+  EXPECT_LE(indices.size(), 4096u);
+  EXPECT_GE(indices.size(), 1000u);
+  for (int64_t batch = 0; batch < 3; ++batch) {
+    auto has = [&](int64_t row, int64_t col) {
+      return std::any_of(indices.begin(), indices.end(),
+                         [&](const OutputIndex& i) { return i.batch == batch && i.row == row && i.col == col; });
+    };
+    EXPECT_TRUE(has(0, 0));
+    EXPECT_TRUE(has(0, shape.n - 1));
+    EXPECT_TRUE(has(shape.m - 1, 0));
+    EXPECT_TRUE(has(shape.m - 1, shape.n - 1));
+  }
+  const auto again = sample_output(shape, 4096);
+  ASSERT_EQ(again.size(), indices.size());
+  for (size_t i = 0; i < indices.size(); ++i) EXPECT_EQ(again[i].col, indices[i].col);
+}
+
+TEST(Reference, OperandsAreTheDequantizedSyntheticValues) {
+  const ReferenceProblem problem{OperandFormat::fp8_blockscale, {4, 300, 260, 2}, 11, 22};
+  // Column 129 of batch 1, row 3 lies in A's second 1x128 group and B's (row 200) block (1, 1).
+  const double a = decode_e4m3(synthetic::fp8_code(11, Stream::a_codes, (1 * 4 + 3) * 260 + 129)) *
+                   double(synthetic::block_scale(11, Stream::a_scales, (1 * 4 + 3) * 3 + 1));
+  EXPECT_EQ(a_value(problem, 1, 3, 129), a);
+  const double b = decode_e4m3(synthetic::fp8_code(22, Stream::b_codes, (1 * 300 + 200) * 260 + 129)) *
+                   double(synthetic::block_scale(22, Stream::b_scales, (1 * 3 + 1) * 3 + 1));
+  EXPECT_EQ(b_value(problem, 1, 200, 129), b);
+
+  const ReferenceProblem a16w8{OperandFormat::a16w8_blockscale, {4, 300, 260, 1}, 11, 22};
+  EXPECT_EQ(a_value(a16w8, 0, 2, 5), decode_bf16(synthetic::bf16_value(11, Stream::a_bf16, 2 * 260 + 5)));
+  const ReferenceProblem bf16{OperandFormat::bf16, {4, 300, 260, 1}, 11, 22};
+  EXPECT_EQ(b_value(bf16, 0, 7, 9), decode_bf16(synthetic::bf16_value(22, Stream::b_bf16, 7 * 260 + 9)));
+}
+
+TEST(Reference, ElementIsTheDotProductOverK) {
+  const ReferenceProblem problem{OperandFormat::a16w8_blockscale, {2, 3, 200, 1}, 5, 6};
+  double expected = 0;
+  for (int64_t k = 0; k < 200; ++k) expected += a_value(problem, 0, 1, k) * b_value(problem, 0, 2, k);
+  EXPECT_DOUBLE_EQ(reference_element(problem, {0, 1, 2}), expected);
+}
+
+class CompareTest : public ::testing::Test {
+ protected:
+  ReferenceProblem problem{OperandFormat::fp8_blockscale, {5, 7, 300, 2}, std::random_device{}(), std::random_device{}()};
+  std::vector<OutputIndex> indices = sample_output(problem.shape, 1000);
+  std::vector<uint16_t> exact_bf16() const {
+    std::vector<uint16_t> out;
+    for (const auto& index : indices) out.push_back(encode_bf16(float(reference_element(problem, index))));
+    return out;
+  }
+};
+
+TEST_F(CompareTest, RoundedReferencePassesWithBf16SizedError) {
+  const CheckResult result = compare_with_reference(problem, indices, exact_bf16());
+  EXPECT_EQ(result.elements_checked, int64_t(indices.size()));
+  EXPECT_EQ(result.unwritten, 0);
+  EXPECT_LE(result.rel_err, std::exp2(-8.0));
+  EXPECT_TRUE(result.passed(1e-2));
+}
+
+TEST_F(CompareTest, PoisonCountsAsUnwrittenAndFails) {
+  auto out = exact_bf16();
+  out[3] = kPoisonBf16;
+  const CheckResult result = compare_with_reference(problem, indices, out);
+  EXPECT_EQ(result.unwritten, 1);
+  EXPECT_FALSE(result.passed(1e-2));
+}
+
+TEST_F(CompareTest, WrongWeightsFail) {
+  ReferenceProblem other = problem;
+  other.seed_b += 1;
+  const CheckResult result = compare_with_reference(other, indices, exact_bf16());
+  EXPECT_GT(result.rel_err, 0.5);
+  EXPECT_FALSE(result.passed(1e-2));
+}
+
+}  // namespace
+}  // namespace shapescope::kernels
