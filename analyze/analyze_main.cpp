@@ -1,6 +1,64 @@
-// Placeholder until the CLI lands; replaced by its owner.
+// `analyze`: flags MFU regressions over M and searches split-GEMM plans.
+// Parses the command line into an AnalyzeRequest; everything else is library.
 #include <cstdio>
-int main() {
-  std::fputs("not built yet\n", stderr);
-  return 1;
+#include <iostream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+#include "analyze/analyze_command.hpp"
+#include "common/user_error.hpp"
+
+int main(int argc, char** argv) {
+  using namespace shapescope::analyze;
+  AnalyzeRequest request;
+  CLI::App app{"shapescope analyze: MFU regressions over M, split-GEMM plans, kernel comparison"};
+  app.add_option("profiles", request.inputs, "profile CSVs: shapescope, the study's, or AITER tuned tables");
+  app.add_flag("--check-split-gemm", request.analysis.check_split,
+               "search plans for each anomaly: the study's pair, halves, k-way, pad-up");
+  app.add_option("--utils-ratio", request.analysis.rule_options.utils_ratio,
+                 "anomaly when MFU < ratio x the best MFU of smaller M")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--split-ratio", request.analysis.split.split_ratio,
+                 "a plan counts when its predicted time < ratio x the measured time")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--max-parts", request.analysis.split.max_parts, "most launches in a k-way plan")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16));
+  app.add_option("--launch-overhead-us", request.analysis.split.launch_overhead_us,
+                 "added per launch after the first (host gap between back-to-back launches)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  const std::map<std::string, Dedup> dedup_names = {
+      {"first", Dedup::first}, {"fastest", Dedup::fastest}, {"median", Dedup::median}};
+  app.add_option("--dedup", request.read.dedup, "which row of a repeated M to keep: first|fastest|median")
+      ->transform(CLI::CheckedTransformer(dedup_names))
+      ->default_str("fastest");
+  app.add_option("--peak-tflops", request.read.peak_tflops_override,
+                 "peak TFLOP/s for MFU (needed for AITER tables of devices not in the peak table)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--m-weights", request.m_weights_path, "CSV m,weight: weight recoverable time by traffic")
+      ->check(CLI::ExistingFile);
+  app.add_option("--top", request.top_n, "rows in the worst-drop and worst-slowdown lists")->capture_default_str();
+  app.add_option("--compare", request.compare, "A.csv B.csv: speedup of B over A on the points both hold")
+      ->expected(2);
+  app.add_option("--tie-band", request.compare_options.tie_band,
+                 "compare: |speedup - 1| within this is a tie when rows carry no spread")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--json", request.json_path, "write the full report as JSON here");
+  app.add_option("--out-dir", request.out_dir, "folder for low_utils_<name>.csv and split_gemm_<name>.csv")
+      ->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+    return run_analyze(request, std::cout);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error);
+  } catch (const shapescope::UserError& error) {
+    std::fprintf(stderr, "analyze: %s\n", error.what());
+    return 1;
+  }
 }

@@ -1,0 +1,59 @@
+#include "analyze/analyze_command.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <nlohmann/json.hpp>
+
+#include "analyze/json_report.hpp"
+#include "analyze/study_outputs.hpp"
+#include "analyze/terminal_summary.hpp"
+#include "common/atomic_file.hpp"
+#include "common/user_error.hpp"
+
+namespace shapescope::analyze {
+
+int run_analyze(const AnalyzeRequest& request, std::ostream& out) {
+  if (request.inputs.empty() && request.compare.empty()) {
+    throw UserError("no input; pass a profile CSV, or --compare A.csv B.csv");
+  }
+  if (!request.compare.empty() && request.compare.size() != 2) {
+    throw UserError("--compare takes exactly two profiles: A.csv B.csv");
+  }
+  const MWeights weights = request.m_weights_path.empty() ? MWeights() : MWeights::read(request.m_weights_path);
+
+  nlohmann::json report = {{"tool", "shapescope analyze"},
+                           {"options", analysis_options_json(request.analysis)},
+                           {"m_weights", request.m_weights_path},
+                           {"series", nlohmann::json::array()}};
+  // Series must outlive their analyses: keep every file's series alive here.
+  std::vector<std::vector<Series>> files;
+  files.reserve(request.inputs.size());
+  for (const std::string& input : request.inputs) {
+    files.push_back(read_series_file(input, request.read));
+    for (const Series& series : files.back()) {
+      const SeriesAnalysis analysis = analyze_series(series, request.analysis, weights);
+      print_series_summary(out, analysis, request.analysis, request.top_n);
+      for (const auto& path : write_study_outputs(analysis, request.out_dir, request.analysis.check_split)) {
+        fmt::print(out, "  wrote {}\n", path.string());
+      }
+      report["series"].push_back(series_json(analysis));
+    }
+  }
+
+  if (request.compare.size() == 2) {
+    const std::vector<Series> a = read_series_file(request.compare[0], request.read);
+    const std::vector<Series> b = read_series_file(request.compare[1], request.read);
+    const CompareResult result =
+        compare_series(a, b, request.compare[0], request.compare[1], request.compare_options);
+    print_compare_summary(out, result, request.top_n);
+    report["compare"] = compare_json(result);
+  }
+
+  if (!request.json_path.empty()) {
+    write_file_atomically(request.json_path, report.dump(2) + "\n");
+    fmt::print(out, "wrote {}\n", request.json_path);
+  }
+  return 0;
+}
+
+}  // namespace shapescope::analyze

@@ -1,0 +1,129 @@
+// shapescope's own profiles (common/profile_schema.hpp), with the JSON sidecar
+// the profiler writes beside each CSV (same stem, .json) when it is there.
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "analyze/readers.hpp"
+#include "common/device_peaks.hpp"
+#include "common/profile_schema.hpp"
+#include "common/user_error.hpp"
+
+namespace shapescope::analyze {
+
+namespace {
+
+using nlohmann::json;
+
+// The sidecar's layout belongs to the profiler; look keys up anywhere in it so
+// that nesting changes there do not break the analyzer.
+const json* find_key(const json& node, const std::vector<std::string>& names) {
+  if (node.is_object()) {
+    for (const std::string& name : names) {
+      if (const auto it = node.find(name); it != node.end() && !it->is_null()) return &*it;
+    }
+    for (const auto& [key, child] : node.items()) {
+      if (const json* found = find_key(child, names)) return found;
+    }
+  } else if (node.is_array()) {
+    for (const json& child : node) {
+      if (const json* found = find_key(child, names)) return found;
+    }
+  }
+  return nullptr;
+}
+
+std::optional<json> read_sidecar(const std::string& csv_path) {
+  const std::filesystem::path sidecar = std::filesystem::path(csv_path).replace_extension(".json");
+  std::ifstream in(sidecar);
+  if (!in) return std::nullopt;
+  json parsed = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) {
+    throw UserError(fmt::format("{}: not valid JSON; fix or delete the sidecar", sidecar.string()));
+  }
+  return parsed;
+}
+
+void describe_from_sidecar(Series& series, const json& sidecar) {
+  if (const json* model = find_key(sidecar, {"model"}); model && model->is_string()) series.model = *model;
+  if (const json* module = find_key(sidecar, {"module"}); module && module->is_string()) series.module = *module;
+  if (const json* sms = find_key(sidecar, {"multiprocessors", "sm_count", "sms"}); sms && sms->is_number_integer()) {
+    series.multiprocessors = sms->get<int>();
+  }
+  if (series.device.empty()) {
+    if (const json* device = find_key(sidecar, {"device"})) {
+      if (device->is_string()) series.device = *device;
+      if (const json* name = find_key(*device, {"name"}); name && name->is_string()) series.device = *name;
+    }
+  }
+}
+
+SeriesPoint to_point(const ProfileRow& row, std::size_t line) {
+  SeriesPoint point;
+  point.m = row.m;
+  point.time_us = row.kernel_time_us;
+  point.tflops = row.tflops;
+  point.utils = row.utils;
+  point.kernel_name = row.kernel_name;
+  point.stddev_us = row.time_us_stddev;
+  point.ci95_us = row.ci95_us;
+  point.status = row.status;
+  point.throttled = row.status == kStatusThrottled;
+  point.line = line;
+  return point;
+}
+
+}  // namespace
+
+std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::string& path, const ReadOptions& options) {
+  const std::string stem = std::filesystem::path(path).stem().string();
+  const std::optional<json> sidecar = read_sidecar(path);
+  // One profile file is one (kernel, shape); a concatenated file still splits cleanly.
+  using Key = std::tuple<std::string, std::string, std::string, int64_t, int64_t, int64_t>;
+  std::map<Key, std::size_t> index_of;
+  std::vector<Series> all;
+  for (std::size_t row = 0; row < table.rows.size(); ++row) {
+    const std::string where = fmt::format("{}:{}", path, table.row_lines[row]);
+    const ProfileRow parsed = parse_profile_row(table.header, table.rows[row], where);
+    if (parsed.status == kStatusThrottled && !(parsed.kernel_time_us > 0)) {
+      throw UserError(fmt::format("{}: kernel_time is {} on a measured (throttled) row; it must be positive", where,
+                                  parsed.kernel_time_us));
+    }
+    if (parsed.m < 1) throw UserError(fmt::format("{}: m is {}; it must be at least 1, fix the row", where, parsed.m));
+    const Key key{parsed.kernel, parsed.device, parsed.dtype, parsed.n, parsed.k, parsed.batch_count};
+    auto [found, inserted] = index_of.emplace(key, all.size());
+    if (inserted) {
+      Series series;
+      series.source = path;
+      series.format = "shapescope";
+      series.kernel = parsed.kernel;
+      series.device = parsed.device;
+      series.dtype = parsed.dtype;
+      series.n = parsed.n;
+      series.k = parsed.k;
+      series.batch_count = parsed.batch_count;
+      series.peak_tflops = parsed.peak_tflops;
+      if (sidecar) describe_from_sidecar(series, *sidecar);
+      if (series.multiprocessors == 0) {
+        if (const auto peak = find_device_peak(series.device)) series.multiprocessors = peak->multiprocessors;
+      }
+      all.push_back(std::move(series));
+    }
+    all[found->second].points.push_back(to_point(parsed, table.row_lines[row]));
+  }
+  for (Series& series : all) {
+    series.name = all.size() == 1 ? stem : fmt::format("{}_{}_N{}_K{}", stem, series.kernel, series.n, series.k);
+    if (options.peak_tflops_override > 0) {
+      series.peak_tflops = options.peak_tflops_override;
+      for (SeriesPoint& point : series.points) point.utils = point.tflops / series.peak_tflops;
+    }
+  }
+  return all;
+}
+
+}  // namespace shapescope::analyze

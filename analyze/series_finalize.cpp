@@ -1,0 +1,78 @@
+#include "analyze/series_finalize.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/profile_schema.hpp"
+#include "common/user_error.hpp"
+
+namespace shapescope::analyze {
+
+namespace {
+
+bool usable(const SeriesPoint& point) { return point.status == kStatusOk || point.status == kStatusThrottled; }
+
+// Index into [first, last) of the point kept for one M. "median" keeps a real
+// measured row (the lower median of the times), not an average, so its kernel
+// name and spread stay consistent with its time.
+std::size_t kept_index(const std::vector<SeriesPoint>& group, Dedup dedup) {
+  switch (dedup) {
+    case Dedup::first:
+      return 0;
+    case Dedup::fastest: {
+      std::size_t best = 0;
+      for (std::size_t i = 1; i < group.size(); ++i) {
+        if (group[i].time_us < group[best].time_us) best = i;
+      }
+      return best;
+    }
+    case Dedup::median: {
+      std::vector<std::size_t> order(group.size());
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::size_t a, std::size_t b) { return group[a].time_us < group[b].time_us; });
+      return order[(order.size() - 1) / 2];
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void finalize_series(Series& series, Dedup dedup) {
+  std::vector<SeriesPoint> rows = std::move(series.points);
+  series.points.clear();
+  for (SeriesPoint& row : rows) {
+    if (row.status == kStatusThrottled) row.throttled = true;
+    (usable(row) ? series.points : series.excluded).push_back(std::move(row));
+  }
+  const auto by_m = [](const SeriesPoint& a, const SeriesPoint& b) { return a.m < b.m; };
+  // Stable: "first" means first in the file.
+  std::stable_sort(series.points.begin(), series.points.end(), by_m);
+  std::stable_sort(series.excluded.begin(), series.excluded.end(), by_m);
+
+  std::vector<SeriesPoint> unique;
+  unique.reserve(series.points.size());
+  for (std::size_t begin = 0; begin < series.points.size();) {
+    std::size_t end = begin + 1;
+    while (end < series.points.size() && series.points[end].m == series.points[begin].m) ++end;
+    std::vector<SeriesPoint> group(std::make_move_iterator(series.points.begin() + static_cast<std::ptrdiff_t>(begin)),
+                                   std::make_move_iterator(series.points.begin() + static_cast<std::ptrdiff_t>(end)));
+    SeriesPoint kept = std::move(group[kept_index(group, dedup)]);
+    if (group.size() > 1) {
+      series.duplicates.push_back({kept.m, static_cast<int>(group.size()), kept.time_us});
+    }
+    unique.push_back(std::move(kept));
+    begin = end;
+  }
+  series.points = std::move(unique);
+
+  if (series.points.empty()) {
+    throw UserError(fmt::format("{}: series '{}' has no usable rows ({} rows failed or were skipped); "
+                                "re-measure it or pass another file",
+                                series.source, series.name, series.excluded.size()));
+  }
+}
+
+}  // namespace shapescope::analyze

@@ -1,0 +1,93 @@
+#include "analyze/terminal_summary.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+namespace shapescope::analyze {
+
+namespace {
+
+std::string describe_plan(const std::optional<SplitPlan>& plan) {
+  if (!plan) return "-";
+  std::string parts;
+  for (const int64_t part : plan->parts) parts += (parts.empty() ? "" : "+") + std::to_string(part);
+  return fmt::format("{} {} -> {:.1f} us ({:.1f}% faster)", to_string(plan->kind), parts, plan->predicted_us,
+                     100 * plan->gain);
+}
+
+}  // namespace
+
+void print_series_summary(std::ostream& out, const SeriesAnalysis& analysis, const AnalysisOptions& options,
+                          std::size_t top_n) {
+  const Series& series = *analysis.series;
+  fmt::print(out, "{} [{}{}{}]\n", series.name, series.format, series.device.empty() ? "" : ", " + series.device,
+             series.n > 0 ? fmt::format(", N={} K={}", series.n, series.k) : "");
+  fmt::print(out, "  {} points, {} excluded (failed/skipped), {} duplicate M resolved\n", series.points.size(),
+             series.excluded.size(), series.duplicates.size());
+  fmt::print(out, "  anomalies ({} rule, utils ratio {}): {}\n", to_string(options.rule),
+             options.rule_options.utils_ratio, analysis.findings.size());
+  if (options.check_split) {
+    std::size_t counts[4] = {0, 0, 0, 0};
+    std::size_t with_plan = 0;
+    for (const Finding& finding : analysis.findings) {
+      const PlanSet& plans = finding.plans;
+      counts[0] += plans.study_pair.has_value();
+      counts[1] += plans.halves.has_value();
+      counts[2] += plans.k_way.has_value();
+      counts[3] += plans.pad_up.has_value();
+      with_plan += finding.best.has_value();
+    }
+    fmt::print(out,
+               "  plans (split ratio {}, <= {} parts, {} us per extra launch): study pair {}, halves {}, k-way {}, "
+               "pad-up {}; a best plan for {} of {}\n",
+               options.split.split_ratio, options.split.max_parts, options.split.launch_overhead_us, counts[0],
+               counts[1], counts[2], counts[3], with_plan, analysis.findings.size());
+    const Recoverable& recoverable = analysis.recoverable;
+    fmt::print(out, "  recoverable if every anomaly ran its best plan: {:.1f} us of {:.1f} us ({:.2f}%), {}\n",
+               recoverable.recoverable_us, recoverable.sweep_us, 100 * recoverable.fraction(),
+               recoverable.weighted ? "weighted by the M histogram" : "uniform over the sweep");
+  }
+  if (analysis.findings.empty() || top_n == 0) return;
+  std::vector<const Finding*> worst;
+  for (const Finding& finding : analysis.findings) worst.push_back(&finding);
+  std::stable_sort(worst.begin(), worst.end(),
+                   [](const Finding* a, const Finding* b) { return a->anomaly.drop() > b->anomaly.drop(); });
+  if (worst.size() > top_n) worst.resize(top_n);
+  fmt::print(out, "  worst drops:\n  {:>8} {:>7} {:>16} {:>6}  {}\n", "M", "MFU", "best smaller M", "drop",
+             options.check_split ? "best plan" : "");
+  for (const Finding* finding : worst) {
+    const Anomaly& anomaly = finding->anomaly;
+    fmt::print(out, "  {:>8} {:>7.4f} {:>7} ({:.4f}) {:>5.1f}%  {}\n", anomaly.m, anomaly.utils, anomaly.reference_m,
+               anomaly.reference_utils, 100 * anomaly.drop(), options.check_split ? describe_plan(finding->best) : "");
+  }
+}
+
+void print_compare_summary(std::ostream& out, const CompareResult& result, std::size_t top_n) {
+  fmt::print(out, "compare A = {}\n        B = {}\n", result.label_a, result.label_b);
+  fmt::print(out, "  {}\n", compare_headline(result));
+  if (result.only_in_a + result.only_in_b > 0) {
+    fmt::print(out, "  ({} points only in A and {} only in B are left out)\n", result.only_in_a, result.only_in_b);
+  }
+  const auto table = [&](const char* title, const std::vector<CompareGroup>& groups) {
+    fmt::print(out, "  {:<44} {:>6} {:>9} {:>6} {:>6} {:>5} {:>9}\n", title, "points", "speedup", "faster", "slower",
+               "ties", "worst");
+    for (const CompareGroup& group : groups) {
+      fmt::print(out, "  {:<44} {:>6} {:>8.3f}x {:>6} {:>6} {:>5} {:>8.1f}%\n", group.name, group.points,
+                 group.geomean_speedup, group.faster, group.slower, group.ties, -100 * group.max_slowdown);
+    }
+  };
+  table("group", result.per_group);
+  table("shape", result.per_shape);
+  const std::vector<ComparedPoint> worst = worst_slowdowns(result, top_n);
+  if (!worst.empty()) {
+    fmt::print(out, "  worst slowdowns of B:\n");
+    for (const ComparedPoint& point : worst) {
+      fmt::print(out, "    {} | {} M={}: {:.2f} us -> {:.2f} us ({:+.1f}%)\n", point.group, point.shape, point.m,
+                 point.time_a_us, point.time_b_us, 100 * (point.time_b_us / point.time_a_us - 1));
+    }
+  }
+}
+
+}  // namespace shapescope::analyze

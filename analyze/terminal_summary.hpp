@@ -1,0 +1,17 @@
+// What a person reads after `analyze`: per series the counts, the worst drops
+// with their best plans, and the recoverable time; for --compare the headline
+// and the per-group and per-shape multipliers.
+#pragma once
+
+#include <ostream>
+
+#include "analyze/analysis.hpp"
+#include "analyze/compare.hpp"
+
+namespace shapescope::analyze {
+
+void print_series_summary(std::ostream& out, const SeriesAnalysis& analysis, const AnalysisOptions& options,
+                          std::size_t top_n);
+void print_compare_summary(std::ostream& out, const CompareResult& result, std::size_t top_n);
+
+}  // namespace shapescope::analyze
