@@ -1,0 +1,13 @@
+#include "kernels/cuda/own_kernels.hpp"
+
+#include "kernels/cuda/own_kernel_entries.hpp"
+
+namespace shapescope::kernels::cuda {
+
+void register_own_cuda_kernels() {
+  register_kernel(fp8_blockscale_entry());
+  register_kernel(fp8_blockscale_bpreshuffle_entry());
+  register_kernel(a16w8_blockscale_batched_entry());
+}
+
+}  // namespace shapescope::kernels::cuda
