@@ -85,17 +85,50 @@ double reference_element(const ReferenceProblem& problem, const OutputIndex& ind
   return sum;
 }
 
+namespace {
+
+// One dequantized operand row [k], decoding each code once and each block scale once per 128 columns.
+std::vector<double> operand_row(const ReferenceProblem& problem, bool is_a, int64_t batch, int64_t row) {
+  static const std::vector<double> e4m3 = [] {
+    std::vector<double> table(256);
+    for (int code = 0; code < 256; ++code) table[size_t(code)] = decode_e4m3(uint8_t(code));
+    return table;
+  }();
+  const GemmShape& s = problem.shape;
+  const bool fp8 = is_a ? problem.format == OperandFormat::fp8_blockscale : problem.format != OperandFormat::bf16;
+  const uint64_t seed = is_a ? problem.seed_a : problem.seed_b;
+  const uint64_t first = is_a ? synthetic::a_index(batch, row, 0, s.m, s.k) : synthetic::b_index(batch, row, 0, s.n, s.k);
+  std::vector<double> values(size_t(s.k));
+  for (int64_t k0 = 0; k0 < s.k; k0 += synthetic::kScaleBlock) {
+    const int64_t k_end = std::min(s.k, k0 + synthetic::kScaleBlock);
+    if (!fp8) {
+      const uint64_t stream = is_a ? Stream::a_bf16 : Stream::b_bf16;
+      for (int64_t kk = k0; kk < k_end; ++kk)
+        values[size_t(kk)] = decode_bf16(synthetic::bf16_value(seed, stream, first + uint64_t(kk)));
+      continue;
+    }
+    const int64_t k_block = k0 / synthetic::kScaleBlock;
+    const uint64_t scale_index =
+        is_a ? synthetic::a_scale_index(batch, row, k_block, s.m, s.k)
+             : synthetic::b_scale_index(batch, row / synthetic::kScaleBlock, k_block, s.n, s.k);
+    const double scale = synthetic::block_scale(seed, is_a ? Stream::a_scales : Stream::b_scales, scale_index);
+    const uint64_t stream = is_a ? Stream::a_codes : Stream::b_codes;
+    for (int64_t kk = k0; kk < k_end; ++kk)
+      values[size_t(kk)] = e4m3[synthetic::fp8_code(seed, stream, first + uint64_t(kk))] * scale;
+  }
+  return values;
+}
+
+}  // namespace
+
 CheckResult compare_with_reference(const ReferenceProblem& problem, std::span<const OutputIndex> indices,
                                    std::span<const uint16_t> outputs_bf16) {
   // Sampled elements share rows and columns: dequantize each operand row once.
   const int64_t k = problem.shape.k;
   std::map<std::pair<int64_t, int64_t>, std::vector<double>> a_rows, b_rows;
-  auto operand_row = [&](auto& cache, int64_t batch, int64_t row, auto value) -> const std::vector<double>& {
+  auto cached_row = [&](auto& cache, bool is_a, int64_t batch, int64_t row) -> const std::vector<double>& {
     auto [it, inserted] = cache.try_emplace({batch, row});
-    if (inserted) {
-      it->second.resize(size_t(k));
-      for (int64_t kk = 0; kk < k; ++kk) it->second[size_t(kk)] = value(problem, batch, row, kk);
-    }
+    if (inserted) it->second = operand_row(problem, is_a, batch, row);
     return it->second;
   };
 
@@ -109,8 +142,8 @@ CheckResult compare_with_reference(const ReferenceProblem& problem, std::span<co
       ++result.unwritten;
       continue;
     }
-    const std::vector<double>& a = operand_row(a_rows, index.batch, index.row, a_value);
-    const std::vector<double>& b = operand_row(b_rows, index.batch, index.col, b_value);
+    const std::vector<double>& a = cached_row(a_rows, true, index.batch, index.row);
+    const std::vector<double>& b = cached_row(b_rows, false, index.batch, index.col);
     double reference = 0;
     for (int64_t kk = 0; kk < k; ++kk) reference += a[size_t(kk)] * b[size_t(kk)];
     const double diff = double(decode_bf16(outputs_bf16[i])) - reference;
