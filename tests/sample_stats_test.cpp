@@ -1,0 +1,46 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "profiler/sample_stats.hpp"
+
+namespace shapescope::profiler {
+namespace {
+
+TEST(SampleStats, SummaryOfKnownSamples) {
+  const std::vector<double> samples = {4, 1, 3, 2};
+  const SampleSummary s = summarize(samples);
+  EXPECT_EQ(s.count, 4);
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.median, 2.5);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 4);
+  const double stddev = std::sqrt((2.25 + 0.25 + 0.25 + 2.25) / 3.0);  // sample (n-1) deviation
+  EXPECT_DOUBLE_EQ(s.stddev, stddev);
+  EXPECT_DOUBLE_EQ(s.rel_stderr, stddev / 2.0 / 2.5);
+  EXPECT_NEAR(s.ci95, 3.1824 * stddev / 2.0, 1e-9);
+  EXPECT_DOUBLE_EQ(summarize(std::vector<double>{5, 1, 9}).median, 5);
+}
+
+TEST(SampleStats, StudentTQuantiles) {
+  EXPECT_NEAR(student_t_975(1), 12.706, 1e-3);
+  EXPECT_NEAR(student_t_975(10), 2.228, 1e-3);
+  EXPECT_NEAR(student_t_975(40), 2.021, 1e-3);   // beyond the table
+  EXPECT_NEAR(student_t_975(120), 1.980, 1e-3);
+  EXPECT_NEAR(student_t_975(100000), 1.960, 1e-3);
+  EXPECT_GT(student_t_975(30), student_t_975(31));
+}
+
+TEST(SampleStats, StoppingRuleNeedsMinSamplesAndPrecision) {
+  const std::vector<double> steady(5, 100.0);
+  EXPECT_FALSE(precise_enough(std::span(steady).first(4), 5, 0.005));
+  EXPECT_TRUE(precise_enough(steady, 5, 0.005));
+  const std::vector<double> noisy = {100, 200, 100, 200, 100, 200};
+  EXPECT_FALSE(precise_enough(noisy, 5, 0.005));
+  EXPECT_TRUE(precise_enough(noisy, 5, 0.5));
+  EXPECT_FALSE(precise_enough(std::vector<double>{100}, 1, 0.5));  // one sample has no spread estimate
+}
+
+}  // namespace
+}  // namespace shapescope::profiler
