@@ -79,17 +79,41 @@ Reference make_reference(const Series& series, const std::vector<std::size_t>& w
   return reference;
 }
 
-}  // namespace
+// P(T > x) for Student's t with `dof` degrees of freedom: 1/2 minus the density's
+// integral over [0, x] (Simpson; the density is smooth, 4096 panels are ample).
+double student_upper_tail(double x, double dof) {
+  const double scale = std::exp(std::lgamma((dof + 1) / 2) - std::lgamma(dof / 2)) / std::sqrt(dof * std::numbers::pi);
+  const auto density = [&](double t) { return scale * std::pow(1 + t * t / dof, -(dof + 1) / 2); };
+  constexpr int panels = 4096;
+  const double h = x / panels;
+  double sum = density(0) + density(x);
+  for (int k = 1; k < panels; ++k) sum += density(k * h) * (k % 2 ? 4 : 2);
+  return 0.5 - sum * h / 3;
+}
 
-double upper_normal_quantile(double tail) {
-  if (!(tail > 0 && tail < 1)) throw UserError(fmt::format("a tail probability must lie in (0, 1), got {}", tail));
-  // Bisection on the monotone tail: 200 halvings reach double precision from any bracket.
-  double low = -40, high = 40;
+// Inverts a decreasing tail function by bisection: 200 halvings reach double precision.
+template <typename Tail>
+double invert_tail(Tail upper, double tail) {
+  double low = 0, high = 1e3;
   for (int step = 0; step < 200; ++step) {
     const double middle = 0.5 * (low + high);
-    (upper_tail(middle) > tail ? low : high) = middle;
+    (upper(middle) > tail ? low : high) = middle;
   }
   return 0.5 * (low + high);
+}
+
+}  // namespace
+
+double upper_student_quantile(double tail, double dof) {
+  if (!(tail > 0 && tail < 0.5) || !(dof > 0)) {
+    throw UserError(fmt::format("a one-sided tail must lie in (0, 0.5) and dof be positive, got {} and {}", tail, dof));
+  }
+  return invert_tail([dof](double x) { return student_upper_tail(x, dof); }, tail);
+}
+
+double upper_normal_quantile(double tail) {
+  if (!(tail > 0 && tail < 0.5)) throw UserError(fmt::format("a one-sided tail must lie in (0, 0.5), got {}", tail));
+  return invert_tail(upper_tail, tail);
 }
 
 std::vector<NoiseAwareAnomaly> noise_aware_findings(const Series& series, const NoiseAwareOptions& options) {
@@ -103,7 +127,14 @@ std::vector<NoiseAwareAnomaly> noise_aware_findings(const Series& series, const 
   const std::size_t n = points.size();
   std::vector<NoiseAwareAnomaly> found;
   if (n == 0) return found;
-  const double z = upper_normal_quantile(options.false_alarm_rate / static_cast<double>(n));
+  const double tail = options.false_alarm_rate / static_cast<double>(n);
+  const double z_stated = upper_normal_quantile(tail);
+  // With the noise estimated from a window of w batches, the standardized drop follows
+  // Student's t with w − 1 degrees of freedom: heavier tails than the normal.
+  std::vector<double> z_estimated(static_cast<std::size_t>(options.window) + 1, 0.0);
+  for (std::size_t w = kMinimumWindow; w < z_estimated.size(); ++w) {
+    z_estimated[w] = upper_student_quantile(tail, static_cast<double>(w - 1));
+  }
   const auto window_size = static_cast<std::size_t>(options.window);
 
   std::vector<std::size_t> window;  // the latest unflagged batches, oldest first
@@ -120,8 +151,9 @@ std::vector<NoiseAwareAnomaly> noise_aware_findings(const Series& series, const 
       if (points[i].utils < bar) {
         NoiseAwareAnomaly candidate;
         candidate.bar_utils = bar;
-        candidate.z = z;
         candidate.uncertainty_from_data = stated_uncertainty(points[i]) == 0;
+        const double z = candidate.uncertainty_from_data ? z_estimated[window.size()] : z_stated;
+        candidate.z = z;
         std::size_t run = 1;
         while (run < window_size && i + run < n && points[i + run].utils < bar) ++run;
         double sum = 0, variance = 0;

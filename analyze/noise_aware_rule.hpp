@@ -20,9 +20,12 @@
 //    where present; otherwise it is estimated from the data, as the robust
 //    spread (1.4826 × MAD, relative) of the window. z is set so that a profile
 //    of n points gets a false alarm from noise alone with probability
-//    `false_alarm_rate` (Bonferroni: z = Φ⁻¹(1 − rate / n)), so long sweeps do
-//    not flag more noise than short ones. A lone point needs the whole shortfall
-//    by itself; a level shift gathers evidence from every batch it covers.
+//    `false_alarm_rate` (Bonferroni over the n tests): the normal quantile
+//    Φ⁻¹(1 − rate / n) for stated uncertainties, Student's t with w − 1 degrees
+//    of freedom when the noise was estimated from w window batches (a spread
+//    measured on few points is itself uncertain). Long sweeps thus flag no more
+//    noise than short ones. A lone point needs the whole shortfall by itself; a
+//    level shift gathers evidence from every batch it covers.
 //    One exception: when the library ran a different kernel here than at the
 //    batches that set the reference, the cause is deterministic (noise cannot
 //    change the kernel choice), so the drop need only exceed noise
@@ -70,7 +73,8 @@ std::vector<Anomaly> noise_aware_anomalies(const Series& series, const NoiseAwar
 
 std::string to_string(NoiseEvidence evidence);
 
-// Φ⁻¹(1 − tail): the one-sided normal quantile, for 0 < tail < 1.
+// One-sided quantiles x with P(X > x) = tail, for 0 < tail < 0.5: normal, and Student's t.
 double upper_normal_quantile(double tail);
+double upper_student_quantile(double tail, double dof);
 
 }  // namespace shapescope::analyze
