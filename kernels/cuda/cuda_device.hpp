@@ -58,6 +58,9 @@ class CudaDevice final : public Device {
   std::unique_ptr<NvmlLibrary> nvml_;
 };
 
+// Why no CUDA device can be opened here, or nothing when one can.
+std::optional<std::string> missing_device_reason();
+
 // The CudaDevice behind a Device& (kernels of the CUDA backend need its stream).
 CudaDevice& as_cuda_device(Device& device);
 

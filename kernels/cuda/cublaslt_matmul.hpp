@@ -1,0 +1,80 @@
+// One cuBLASLt matmul, D = op(A) * op(B) in cuBLASLt's column-major terms, with
+// the descriptors owned, the algorithm picked by cublasLtMatmulAlgoGetHeuristic,
+// and the pick described the way the library names its kernels ("tile=128x64").
+//
+// Our row-major C[M,N] = A[M,K] * B[N,K]^T is, column-major, C^T = B^T(op T) * A:
+// cuBLASLt's A is our weights B (K x N, ld K, transposed), its B our activations
+// (K x M, ld K), its D our output (N x M, ld N). That is the "TN" form FP8 requires.
+#pragma once
+
+#include <cublasLt.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shapescope::kernels::cuda {
+
+struct CublasLtOperand {
+  cudaDataType_t type;
+  uint64_t rows = 0, cols = 0;  // column-major extents as stored
+  int64_t ld = 0;
+  int64_t batch_stride = 0;     // elements between batches (batch_count > 1)
+};
+
+// The picked algorithm's configuration, for launch_name() and wave analysis.
+struct CublasLtAlgorithmInfo {
+  int id = -1, tile = 0, stages = 0, split_k = 1;
+  int tile_rows = 0, tile_cols = 0;  // cuBLASLt's tile: rows of D (our N) x columns of D (our M)
+  std::size_t workspace_bytes = 0;
+  std::string describe() const;      // "algo=.. tile=.. stages=.. splitK=.."
+};
+
+// Maximum workspace offered to the heuristic (cuBLASLt's own recommendation for Hopper).
+constexpr std::size_t kCublasLtWorkspaceBytes = 32u << 20;
+
+class CublasLtMatmul {
+ public:
+  CublasLtMatmul(cublasLtHandle_t handle, cublasComputeType_t compute, cublasOperation_t transa,
+                 cublasOperation_t transb, const CublasLtOperand& a, const CublasLtOperand& b,
+                 const CublasLtOperand& d, int64_t batch_count);
+  ~CublasLtMatmul();
+  CublasLtMatmul(const CublasLtMatmul&) = delete;
+  CublasLtMatmul& operator=(const CublasLtMatmul&) = delete;
+
+  // Extra settings (scale modes and pointers) before choose_algorithm().
+  template <typename Value>
+  void set(cublasLtMatmulDescAttributes_t attribute, const Value& value) {
+    set_attribute(attribute, &value, sizeof value);
+  }
+  // Picks the heuristic's first answer; returns why not when cuBLASLt supports no algorithm.
+  std::optional<std::string> choose_algorithm(std::size_t max_workspace_bytes);
+  const CublasLtAlgorithmInfo& algorithm() const { return info_; }
+  // D = A * B (alpha 1, beta 0), enqueued on `stream`; workspace of at least algorithm().workspace_bytes.
+  void run(const void* a, const void* b, void* d, void* workspace, cudaStream_t stream) const;
+
+ private:
+  void set_attribute(cublasLtMatmulDescAttributes_t attribute, const void* value, std::size_t size);
+  void release() noexcept;
+  cublasLtHandle_t handle_;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
+  std::optional<cublasLtMatmulAlgo_t> algo_;
+  CublasLtAlgorithmInfo info_;
+};
+
+// A cuBLASLt handle owned for a session's lifetime.
+class CublasLtHandle {
+ public:
+  CublasLtHandle();
+  ~CublasLtHandle();
+  CublasLtHandle(const CublasLtHandle&) = delete;
+  CublasLtHandle& operator=(const CublasLtHandle&) = delete;
+  cublasLtHandle_t get() const { return handle_; }
+
+ private:
+  cublasLtHandle_t handle_ = nullptr;
+};
+
+}  // namespace shapescope::kernels::cuda

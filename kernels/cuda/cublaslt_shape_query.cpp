@@ -1,0 +1,48 @@
+#include "kernels/cuda/cublaslt_shape_query.hpp"
+
+#include <exception>
+
+#include "kernels/cuda/cuda_device.hpp"
+
+namespace shapescope::kernels::cuda {
+namespace {
+
+// One handle for all queries, created on first use and deliberately never destroyed:
+// destroying it from a static destructor would race the CUDA runtime's own teardown.
+cublasLtHandle_t query_handle() {
+  static const cublasLtHandle_t handle = [] {
+    cublasLtHandle_t created = nullptr;
+    return cublasLtCreate(&created) == CUBLAS_STATUS_SUCCESS ? created : nullptr;
+  }();
+  return handle;
+}
+
+}  // namespace
+
+CublasLtQuery query_cublaslt_algorithm(
+    const std::function<std::unique_ptr<CublasLtMatmul>(cublasLtHandle_t)>& make_matmul) {
+  if (auto missing = missing_device_reason()) return {std::nullopt, missing->insert(0, "no GPU to ask: ")};
+  const cublasLtHandle_t handle = query_handle();
+  if (!handle) return {std::nullopt, "cublasLtCreate failed"};
+  try {
+    const auto matmul = make_matmul(handle);
+    if (auto refused = matmul->choose_algorithm(kCublasLtWorkspaceBytes)) return {std::nullopt, *refused};
+    return {matmul->algorithm(), {}};
+  } catch (const std::exception& error) {
+    return {std::nullopt, error.what()};
+  }
+}
+
+std::string describe_query(const CublasLtQuery& query) {
+  // Built by appending: GCC 12 warns falsely (-Wrestrict) on literal + string here.
+  if (!query.algorithm) return std::string("cuBLASLt heuristic (").append(query.why_not).append(")");
+  return query.algorithm->describe();
+}
+
+std::vector<int> tile_of_query(const CublasLtQuery& query) {
+  if (!query.algorithm || query.algorithm->tile_rows == 0) return {};
+  // cuBLASLt's tile covers rows of its D (our N) by columns of its D (our M).
+  return {query.algorithm->tile_cols, query.algorithm->tile_rows, query.algorithm->split_k};
+}
+
+}  // namespace shapescope::kernels::cuda

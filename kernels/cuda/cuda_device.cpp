@@ -1,0 +1,156 @@
+#include "kernels/cuda/cuda_device.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/cublaslt_entries.hpp"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/cuda_prepared_gemm.hpp"
+#include "kernels/cuda/own_kernels.hpp"
+
+namespace shapescope::kernels {
+
+namespace cuda {
+namespace {
+
+std::string version_string(int version) {  // 13000 -> "13.0"
+  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+
+class EventTimer final : public Timer {
+ public:
+  explicit EventTimer(const CudaDevice& device) : device_(device) {
+    CUDA_CHECK(cudaEventCreate(&start_));
+    CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~EventTimer() override {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  void start() override { CUDA_CHECK(cudaEventRecord(start_, device_.stream())); }
+  void stop() override { CUDA_CHECK(cudaEventRecord(stop_, device_.stream())); }
+  double elapsed_us() override {
+    CUDA_CHECK(cudaEventSynchronize(stop_));
+    float milliseconds = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start_, stop_));
+    return double(milliseconds) * 1000.0;
+  }
+
+ private:
+  const CudaDevice& device_;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+}  // namespace
+
+CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
+  CUDA_CHECK(cudaSetDevice(ordinal_));
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  current_stream_ = stream_;
+
+  cudaDeviceProp properties{};
+  CUDA_CHECK(cudaGetDeviceProperties(&properties, ordinal_));
+  char pci_bus_id[32] = {};
+  CUDA_CHECK(cudaDeviceGetPCIBusId(pci_bus_id, sizeof pci_bus_id, ordinal_));
+  nvml_ = std::make_unique<NvmlLibrary>(pci_bus_id);
+
+  int driver = 0, runtime = 0, clock_khz = 0;
+  CUDA_CHECK(cudaDriverGetVersion(&driver));
+  CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, ordinal_));
+  info_.name = properties.name;
+  info_.backend = "cuda";
+  info_.multiprocessors = properties.multiProcessorCount;
+  info_.l2_bytes = std::size_t(properties.l2CacheSize);
+  info_.memory_bytes = properties.totalGlobalMem;
+  // The driver's own version string (e.g. 580.159.04) when NVML answers, else the CUDA API level.
+  const std::string nvml_driver = nvml_->driver_version();
+  info_.driver_version = nvml_driver.empty() ? "CUDA " + version_string(driver) : nvml_driver + " (CUDA " +
+                                                                                    version_string(driver) + ")";
+  info_.runtime_version = version_string(runtime);
+  info_.max_sm_clock_mhz = nvml_->max_sm_clock_mhz().value_or(clock_khz / 1000.0);
+
+  // Twice the L2, so that a memset through it leaves none of the operands cached.
+  flush_buffer_ = DeviceBuffer<uint8_t>(2 * info_.l2_bytes);
+}
+
+CudaDevice::~CudaDevice() {
+  cudaStreamSynchronize(stream_);
+  cudaStreamDestroy(stream_);
+}
+
+std::unique_ptr<Timer> CudaDevice::make_timer() { return std::make_unique<EventTimer>(*this); }
+
+void CudaDevice::flush_cache() {
+  // Enqueued right before the timed region: it also keeps the GPU busy while the
+  // host enqueues the start event and the launch, so no host gap is timed.
+  CUDA_CHECK(cudaMemsetAsync(flush_buffer_.data(), 0, flush_buffer_.bytes(), current_stream_));
+}
+
+void CudaDevice::synchronize() { CUDA_CHECK(cudaStreamSynchronize(current_stream_)); }
+
+std::size_t CudaDevice::free_memory_bytes() const {
+  std::size_t free = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return free;
+}
+
+std::optional<ClockSample> CudaDevice::sample_clock() const { return nvml_->sample(); }
+
+double CudaDevice::time_batched(PreparedGemm& gemm, int launches) {
+  auto* cuda_gemm = dynamic_cast<CudaPreparedGemm*>(&gemm);
+  if (!cuda_gemm) throw std::logic_error("CudaDevice::time_batched needs a CUDA kernel's PreparedGemm");
+  const cudaGraphExec_t graph = cuda_gemm->batched_graph(launches);
+  EventTimer timer(*this);
+  // The graph's first node waits on nothing the host does, so only the GPU's time is counted.
+  timer.start();
+  CUDA_CHECK(cudaGraphLaunch(graph, current_stream_));
+  timer.stop();
+  return timer.elapsed_us();
+}
+
+CudaDevice::StreamOverride::StreamOverride(CudaDevice& device, cudaStream_t stream)
+    : device_(device), previous_(device.current_stream_) {
+  device_.current_stream_ = stream;
+}
+
+CudaDevice::StreamOverride::~StreamOverride() { device_.current_stream_ = previous_; }
+
+CudaDevice& as_cuda_device(Device& device) {
+  auto* cuda_device = dynamic_cast<CudaDevice*>(&device);
+  if (!cuda_device) throw std::logic_error("a CUDA kernel was opened on a " + to_string(device.kind()) + " device");
+  return *cuda_device;
+}
+
+std::optional<std::string> missing_device_reason() {
+  int count = 0;
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess) {
+    cudaGetLastError();  // leave no error behind for later calls
+    return std::string("no usable CUDA device: ") + cudaGetErrorString(error);
+  }
+  if (count == 0) return std::string("no CUDA device present");
+  return std::nullopt;
+}
+
+}  // namespace cuda
+
+void register_cuda_kernels() {
+  static bool registered = false;  // the registry rejects duplicates; callers may call this twice
+  if (registered) return;
+  registered = true;
+  cuda::register_cublaslt_bf16();
+  cuda::register_cublaslt_fp8_blockscale();
+  cuda::register_own_cuda_kernels();
+}
+
+bool cuda_backend_compiled() { return true; }
+
+std::unique_ptr<Device> make_cuda_device() {
+  if (cuda::missing_device_reason()) return nullptr;
+  return std::make_unique<cuda::CudaDevice>(0);
+}
+
+std::string cuda_unavailable_reason() { return cuda::missing_device_reason().value_or("a CUDA device is available"); }
+
+}  // namespace shapescope::kernels
