@@ -2,8 +2,9 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <map>
+#include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -190,12 +191,16 @@ TEST(ModelCatalog, ParsesOptionalFieldsAndRejectsTypos) {
 TEST(ModelCatalog, LoadDefaultHonoursTheEnvironmentOverride) {
   const std::filesystem::path empty = std::filesystem::temp_directory_path() / "shapescope_empty_catalog";
   std::filesystem::create_directories(empty);
+  const char* previous = std::getenv("SHAPESCOPE_MODELS_DIR");
+  const std::optional<std::string> saved = previous ? std::optional<std::string>(previous) : std::nullopt;
   ::setenv("SHAPESCOPE_MODELS_DIR", empty.c_str(), 1);
   const ModelCatalog overridden = ModelCatalog::load_default();
   ::unsetenv("SHAPESCOPE_MODELS_DIR");
+  const ModelCatalog found = ModelCatalog::load_default();  // beside the test binary or in the source tree
+  if (saved) ::setenv("SHAPESCOPE_MODELS_DIR", saved->c_str(), 1);
   std::filesystem::remove(empty);
   EXPECT_TRUE(overridden.models().empty());
-  EXPECT_EQ(ModelCatalog::load_default().models().size(), catalog().models().size());
+  EXPECT_EQ(found.models().size(), catalog().models().size());
 }
 
 }  // namespace
