@@ -188,36 +188,21 @@ std::optional<SplitPlan> SplitSearch::k_way(std::size_t point_index) const {
     // Join a full_levels_-part cover of m - x with a `rest`-part cover of x.
     const int big = full_levels_;
     const int rest = parts - big;
-    const std::vector<double>& big_cost = cost_[static_cast<std::size_t>(big)];
-    const std::vector<double>& rest_cost = cost_[static_cast<std::size_t>(rest)];
+    // Symmetric when both sides have the same part count: half the split points suffice.
+    const int64_t last_x = rest == big ? m / 2 : m - 1;
+    const double* big_cost = cost_[static_cast<std::size_t>(big)].data() + m;  // big_cost[-x] covers m - x
+    const double* rest_cost = cost_[static_cast<std::size_t>(rest)].data();
+    // Two passes: a bare minimum (which the compiler vectorizes), then its first x.
     double joined = kInfinity;
-    int64_t joined_x = 0;
-    if (rest == 1) {
-      for (std::size_t i = 0; i < series_.points.size() && series_.points[i].m < m; ++i) {
-        const int64_t x = series_.points[i].m;
-        const double cost = big_cost[static_cast<std::size_t>(m - x)] + series_.points[i].time_us + overhead;
-        if (cost < joined) {
-          joined = cost;
-          joined_x = x;
-        }
-      }
-    } else {
-      // Symmetric when both sides have the same part count: half the split points suffice.
-      const int64_t last_x = rest == big ? m / 2 : m - 1;
-      for (int64_t x = 1; x <= last_x; ++x) {
-        const double cost = big_cost[static_cast<std::size_t>(m - x)] + rest_cost[static_cast<std::size_t>(x)];
-        if (cost + overhead < joined) {
-          joined = cost + overhead;
-          joined_x = x;
-        }
-      }
-    }
-    if (joined < best) {
-      best = joined;
-      best_parts = decomposition(big, m - joined_x);
-      const std::vector<int64_t> rest_parts = decomposition(rest, joined_x);
-      best_parts.insert(best_parts.end(), rest_parts.begin(), rest_parts.end());
-    }
+    for (int64_t x = 1; x <= last_x; ++x) joined = std::min(joined, big_cost[-x] + rest_cost[x]);
+    joined += overhead;
+    if (!(joined < best)) continue;
+    int64_t joined_x = 1;
+    while (big_cost[-joined_x] + rest_cost[joined_x] + overhead != joined) ++joined_x;
+    best = joined;
+    best_parts = decomposition(big, m - joined_x);
+    const std::vector<int64_t> rest_parts = decomposition(rest, joined_x);
+    best_parts.insert(best_parts.end(), rest_parts.begin(), rest_parts.end());
   }
   if (!(best < target.time_us * options_.split_ratio)) return std::nullopt;
   return make_plan(PlanKind::k_way, std::move(best_parts), best, target.time_us);

@@ -1,0 +1,67 @@
+// Runs the built `analyze` binary: exit codes, messages and files written.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "analyze_test_support.hpp"
+
+namespace shapescope::analyze {
+namespace {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+CliResult run_analyze(const testing::ScratchDir& dir, const std::string& arguments) {
+  const std::filesystem::path binary = std::filesystem::path(SHAPESCOPE_BIN_DIR) / "analyze";
+  const std::filesystem::path log = dir.path() / "log.txt";
+  const std::string command = binary.string() + " " + arguments + " > " + log.string() + " 2>&1";
+  const int status = std::system(command.c_str());
+  std::stringstream text;
+  text << std::ifstream(log).rdbuf();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
+}
+
+class AnalyzeCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(std::filesystem::path(SHAPESCOPE_BIN_DIR) / "analyze")) {
+      GTEST_SKIP() << "analyze binary not built";
+    }
+  }
+  testing::ScratchDir dir_;
+};
+
+TEST_F(AnalyzeCli, WritesStudyFilesAndJsonAndSummarizes) {
+  const auto profile = dir_.write("p.csv", "batch,kernel_time,flops,utils\n4,10,4,0.4\n8,12,6.6,0.66\n12,40,3,0.3\n");
+  const auto out = dir_.path() / "out";
+  const auto json = dir_.path() / "r.json";
+  const CliResult run = run_analyze(dir_, profile.string() + " --check-split-gemm --out-dir " + out.string() + " --json " +
+                                        json.string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("anomalies (study rule, utils ratio 0.85): 1"), std::string::npos) << run.output;
+  EXPECT_TRUE(std::filesystem::exists(out / "low_utils_p.csv"));
+  EXPECT_TRUE(std::filesystem::exists(out / "split_gemm_p.csv"));
+  const nlohmann::json report = nlohmann::json::parse(std::ifstream(json));
+  EXPECT_EQ(report["series"][0]["anomalies"][0]["best_plan"]["parts"], nlohmann::json::array({4, 8}));
+}
+
+TEST_F(AnalyzeCli, EmptyOrBadInputExitsNonZeroWithOneLine) {
+  const CliResult empty = run_analyze(dir_, dir_.write("e.csv", "batch,kernel_time,flops,utils\n").string());
+  EXPECT_NE(empty.exit_code, 0);
+  EXPECT_NE(empty.output.find("no rows"), std::string::npos) << empty.output;
+  const CliResult unknown = run_analyze(dir_, dir_.write("u.csv", "a,b\n1,2\n").string());
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.output.find("formats tried"), std::string::npos) << unknown.output;
+  EXPECT_NE(run_analyze(dir_, "").exit_code, 0);
+  EXPECT_NE(run_analyze(dir_, "--compare only_one.csv").exit_code, 0);
+}
+
+}  // namespace
+}  // namespace shapescope::analyze

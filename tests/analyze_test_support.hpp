@@ -1,0 +1,89 @@
+// Helpers shared by the analyze tests: the shared data folder, scratch files,
+// and small synthetic series.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "analyze/series.hpp"
+
+namespace shapescope::analyze::testing {
+
+inline std::filesystem::path shared_data() { return std::filesystem::path(SHAPESCOPE_SOURCE_DIR "/../shared/data"); }
+
+inline std::filesystem::path fairyspeed(const std::string& file) { return shared_data() / "fairyspeed" / file; }
+
+inline const char* kRtx4090Torch251 =
+    "torchgemm_NVIDIA_GeForce_RTX_4090_torch_2.5.1+cu124_K4096_N14336_dtypefloat16.csv";
+
+inline std::vector<std::string> study_profiles() {
+  return {kRtx4090Torch251,
+          "torchgemm_NVIDIA_GeForce_RTX_4090_torch_2.3.0+cu121_K4096_N14336_dtypefloat16.csv",
+          "torchgemm_NVIDIA_A800_80GB_PCIe_torch_2.5.1+cu124_K4096_N4096_float16.csv",
+          "torchgemm_NVIDIA_A800_80GB_PCIe_torch_2.5.1+cu124_K4096_N4096_bfloat16.csv",
+          "torchgemm_NVIDIA_A800_80GB_PCIe_torch_2.5.1+cu124_K4096_N28672_dtypefloat16.csv",
+          "Marlin_NVIDIA_A800_80GB_PCIe_vllm_0.6.5_K4096_N28672_dtype_gptq_int8.csv"};
+}
+
+#define SKIP_WITHOUT_SHARED_DATA()                                                          \
+  do {                                                                                      \
+    if (!std::filesystem::is_directory(::shapescope::analyze::testing::shared_data())) {    \
+      GTEST_SKIP() << "shared data not found at " << ::shapescope::analyze::testing::shared_data(); \
+    }                                                                                       \
+  } while (false)
+
+// A fresh folder under the system temp folder, removed with the object.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::random_device seed;
+    path_ = std::filesystem::temp_directory_path() / ("shapescope_analyze_" + std::to_string(seed()));
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  std::filesystem::path write(const std::string& name, const std::string& content) const {
+    const std::filesystem::path file = path_ / name;
+    std::ofstream(file, std::ios::binary) << content;
+    return file;
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// A sorted, unique series from (M, time) pairs; MFU follows from the time for
+// a fixed shape, so a slower-than-expected M is also a lower-MFU M.
+inline Series make_series(const std::vector<std::pair<int64_t, double>>& points, double peak_tflops = 100) {
+  Series series;
+  series.name = "synthetic";
+  series.source = "synthetic.csv";
+  series.format = "study";
+  series.n = 4096;
+  series.k = 4096;
+  series.peak_tflops = peak_tflops;
+  for (const auto& [m, time_us] : points) {
+    SeriesPoint point;
+    point.m = m;
+    point.time_us = time_us;
+    point.tflops = 2.0 * static_cast<double>(m) * 4096 * 4096 / (time_us * 1e6);
+    point.utils = point.tflops / peak_tflops;
+    series.points.push_back(point);
+  }
+  return series;
+}
+
+}  // namespace shapescope::analyze::testing
