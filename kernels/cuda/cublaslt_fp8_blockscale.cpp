@@ -105,6 +105,12 @@ std::optional<std::string> fp8_unsupported_reason(const GemmShape& shape) {
   // FP8 operands need 16-byte aligned rows, the bf16 output too.
   if (shape.k % 16 != 0) return "K=" + std::to_string(shape.k) + " is not a multiple of 16 (FP8 row alignment)";
   if (shape.n % 8 != 0) return "N=" + std::to_string(shape.n) + " is not a multiple of 8 (bf16 output alignment)";
+  // Measured on an H100 with cuBLASLt 13.0 (tests/gpu/cuda_backend_test.cpp proves it on each device):
+  // the heuristic refuses block-scaled FP8 exactly when M % 4 != 0, the 1x128 scales' leading
+  // dimension (M floats) not being a multiple of 16 bytes.
+  if (shape.m % 4 != 0)
+    return "M=" + std::to_string(shape.m) + " is not a multiple of 4: cuBLASLt answers NOT_SUPPORTED (1x128 scales' "
+           "leading dimension M must be 16-byte aligned)";
   return std::nullopt;
 }
 
