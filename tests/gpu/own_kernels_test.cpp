@@ -1,0 +1,149 @@
+// Our own CUDA kernels (fp8_blockscale, fp8_blockscale_bpreshuffle,
+// a16w8_blockscale_batched) against the float64 reference: DeepSeek-V3 TP8 and
+// Qwen3 TP8 weight shapes, the MLA batched shapes, M from 1 to 4097 including
+// non-multiples of 8 and 128; outputs poisoned before every run, fresh seeds per
+// check. Each test skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/model_catalog.hpp"
+#include "common/user_error.hpp"
+#include "kernels/kernel.hpp"
+
+namespace shapescope::kernels {
+namespace {
+
+constexpr double kThreshold = 1e-2;  // the profile's numerical_fail threshold
+// bf16 output rounding alone gives ~2e-3; a wrong K block or scale gives O(1).
+constexpr double kExpectedError = 5e-3;
+
+std::unique_ptr<Device> open_device() {
+  register_cuda_kernels();
+  return make_cuda_device();
+}
+
+#define REQUIRE_GPU(device) \
+  if (!(device)) GTEST_SKIP() << cuda_unavailable_reason()
+
+struct WeightCase {
+  std::string label;
+  int64_t n, k, batch_count;
+};
+
+std::vector<WeightCase> deepseek_tp8_shapes() {
+  return {{"dsv3", 3072, 1536, 1}, {"dsv3", 4096, 512, 1},  {"dsv3", 7168, 2048, 1}, {"dsv3", 2112, 7168, 1},
+          {"dsv3", 4608, 7168, 1}, {"dsv3", 7168, 2304, 1}, {"dsv3", 512, 7168, 1},  {"dsv3", 7168, 256, 1}};
+}
+
+// The Qwen3 TP8 GEMMs from the shipped catalog (partial scale blocks included: K=192, N=192).
+std::vector<WeightCase> qwen3_tp8_shapes() {
+  const ModelCatalog catalog = ModelCatalog::load(SHAPESCOPE_SOURCE_DIR "/profiles/models");
+  std::vector<WeightCase> shapes;
+  for (const std::string model : {"qwen3_235b_a22b", "qwen3_30b_a3b"}) {
+    for (const GemmProblem& problem : catalog.problems(model, "all", 8)) {
+      if (problem.batch_count == 1) shapes.push_back({model + "." + problem.module, problem.n, problem.k, 1});
+    }
+  }
+  return shapes;
+}
+
+struct CheckTally {
+  int checked = 0;
+  double worst = 0;
+};
+
+void check_shapes(const std::string& kernel_name, Device& device, const std::vector<WeightCase>& shapes,
+                  const std::vector<int64_t>& ms, CheckTally& tally) {
+  const KernelEntry& entry = find_kernel(kernel_name);
+  uint64_t seed = 0x0c0ffee0000 + std::hash<std::string>{}(kernel_name) % 100000;
+  for (const WeightCase& shape : shapes) {
+    const auto session = entry.open(device, WeightShape{shape.n, shape.k, shape.batch_count}, ++seed);
+    for (const int64_t m : ms) {
+      SCOPED_TRACE(kernel_name + " " + shape.label + " M=" + std::to_string(m) + " N=" + std::to_string(shape.n) +
+                   " K=" + std::to_string(shape.k) + " batch=" + std::to_string(shape.batch_count));
+      ASSERT_FALSE(entry.unsupported_reason(GemmShape{m, shape.n, shape.k, shape.batch_count}).has_value());
+      const auto gemm = session->prepare(m, ++seed);
+      const CheckResult result = gemm->check();
+      EXPECT_EQ(result.unwritten, 0);
+      EXPECT_GT(result.elements_checked, 0);
+      EXPECT_LE(result.rel_err, kExpectedError);
+      EXPECT_TRUE(result.passed(kThreshold));
+      ++tally.checked;
+      tally.worst = std::max(tally.worst, result.rel_err);
+      if (!result.passed(kExpectedError))
+        std::printf("  FAIL %s %s N=%ld K=%ld M=%ld: rel_err %.3e unwritten %ld (%s)\n", kernel_name.c_str(),
+                    shape.label.c_str(), long(shape.n), long(shape.k), long(m), result.rel_err, long(result.unwritten),
+                    gemm->launch_name().c_str());
+    }
+  }
+}
+
+// Decode and prefill sizes: every small M, the cudagraph list's steps, and edges of the tiles.
+const std::vector<int64_t> kAllMs = {1, 2, 3, 4, 5, 8, 16, 24, 32, 48, 56, 64, 65, 72, 96, 120,
+                                     127, 128, 129, 200, 256, 384, 512, 1024, 4097};
+const std::vector<int64_t> kEdgeMs = {1, 3, 8, 64, 65, 129, 512, 4097};
+
+TEST(OwnKernels, Fp8BlockscaleMatchesReferenceOnDeepSeekAndQwen3Tp8) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  CheckTally tally;
+  check_shapes("fp8_blockscale", *device, deepseek_tp8_shapes(), kAllMs, tally);
+  check_shapes("fp8_blockscale", *device, qwen3_tp8_shapes(), kEdgeMs, tally);
+  std::printf("  fp8_blockscale: %d checks, worst rel_err %.3e\n", tally.checked, tally.worst);
+}
+
+TEST(OwnKernels, Fp8BlockscaleBpreshuffleMatchesReferenceOnDeepSeekAndQwen3Tp8) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  CheckTally tally;
+  check_shapes("fp8_blockscale_bpreshuffle", *device, deepseek_tp8_shapes(), kAllMs, tally);
+  check_shapes("fp8_blockscale_bpreshuffle", *device, qwen3_tp8_shapes(), kEdgeMs, tally);
+  std::printf("  fp8_blockscale_bpreshuffle: %d checks, worst rel_err %.3e\n", tally.checked, tally.worst);
+}
+
+TEST(OwnKernels, A16w8BatchedMatchesReferenceOnMlaShapes) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  // DeepSeek-V3 absorbed MLA at TP8: 128 heads / 8; a partial 128-block of N and K too.
+  const std::vector<WeightCase> shapes = {
+      {"mla_absorb_q", 512, 128, 16}, {"mla_absorb_out", 128, 512, 16}, {"edges", 200, 336, 3}};
+  const std::vector<int64_t> ms = {1, 2, 3, 4, 7, 8, 16, 31, 32, 33, 64, 100, 128, 129};
+  CheckTally tally;
+  check_shapes("a16w8_blockscale_batched", *device, shapes, ms, tally);
+  std::printf("  a16w8_blockscale_batched: %d checks, worst rel_err %.3e\n", tally.checked, tally.worst);
+}
+
+// Split-K CTAs count their arrivals per tile; the last one resets the counter. A
+// counter left behind would make the next run's tiles go unreduced (poison stays).
+TEST(OwnKernels, SplitKRunsRepeatedlyWithFreshOutputs) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  const KernelEntry& entry = find_kernel("fp8_blockscale");
+  ASSERT_GT(entry.tile_for(GemmShape{4, 2112, 7168, 1})[2], 1) << "this shape should split K at M=4";
+  const auto session = entry.open(*device, WeightShape{2112, 7168, 1}, 0x5eed);
+  const auto gemm = session->prepare(4, 0xfeed);
+  for (int repeat = 0; repeat < 3; ++repeat) {
+    const CheckResult result = gemm->check();
+    EXPECT_TRUE(result.passed(kExpectedError)) << "repeat " << repeat << ": rel_err " << result.rel_err
+                                               << ", unwritten " << result.unwritten;
+  }
+}
+
+TEST(OwnKernels, UnsupportedShapesAreNamed) {
+  register_cuda_kernels();
+  const KernelEntry& entry = find_kernel("fp8_blockscale");
+  EXPECT_TRUE(entry.unsupported_reason(GemmShape{4, 4096, 100, 1}).has_value());
+  EXPECT_TRUE(entry.unsupported_reason(GemmShape{4, 512, 128, 16}).has_value());  // not batched
+  EXPECT_FALSE(entry.unsupported_reason(GemmShape{1, 2112, 192, 1}).has_value());
+  const KernelEntry& batched = find_kernel("a16w8_blockscale_batched");
+  EXPECT_TRUE(batched.batched);
+  EXPECT_FALSE(batched.unsupported_reason(GemmShape{1, 512, 128, 16}).has_value());
+}
+
+}  // namespace
+}  // namespace shapescope::kernels
