@@ -1,6 +1,98 @@
-// Placeholder until the CLI lands; replaced by its owner.
+// `profile`: parse the command line, build a SweepPlan, run it, print the summary.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
 #include <cstdio>
-int main() {
-  std::fputs("not built yet\n", stderr);
-  return 1;
+#include <fmt/format.h>
+
+#include "common/user_error.hpp"
+#include "profiler/interrupt.hpp"
+#include "profiler/summary_table.hpp"
+#include "profiler/sweep_setup.hpp"
+
+namespace {
+
+constexpr int kExitUserError = 2;
+constexpr int kExitInterrupted = 130;
+
+std::string joined_command_line(int argc, char** argv) {
+  std::string text;
+  for (int i = 0; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool plain = arg.find_first_of(" \t'\"\\$") == std::string::npos && !arg.empty();
+    text += (i ? " " : "") + (plain ? arg : "'" + arg + "'");
+  }
+  return text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace shapescope;
+  profiler::ProfileRequest request;
+  request.command_line = joined_command_line(argc, argv);
+  bool list_kernels = false, list_models = false;
+
+  CLI::App app{"shapescope profile: sweep M over a model layer's GEMM shapes and write one MFU CSV per (kernel, shape)"};
+  app.add_option("--model", request.model, "model from the catalog (see --list-models), or the name for --hf-config");
+  app.add_option("--module", request.module, "linear layer name, or all")->capture_default_str();
+  app.add_option("--tp", request.tp, "tensor-parallel degree")->capture_default_str();
+  app.add_option("--kernel", request.kernels, "kernel to profile (repeatable; default: every kernel of the backend)");
+  app.add_flag("--list-kernels", list_kernels, "list kernels with their formats and heuristic configs");
+  app.add_flag("--list-models", list_models, "list the model catalog");
+  app.add_option("--backend", request.backend, "auto | cpu | cuda")->capture_default_str();
+  app.add_option("--m-preset", request.m_sweep.preset, "fairyspeed | cudagraph | large | cpu (default: cuda fairyspeed, cpu cpu)");
+  app.add_option("--m-range", request.m_sweep.ranges, "START:STOP:STEP, STOP inclusive (repeatable)");
+  app.add_option("--m-list", request.m_sweep.lists, "comma-separated M values (repeatable)");
+  app.add_option("--warmup", request.measure.warmup_runs, "untimed runs before each point")->capture_default_str();
+  app.add_option("--min-samples", request.measure.min_samples)->capture_default_str();
+  app.add_option("--max-samples", request.measure.max_samples)->capture_default_str();
+  app.add_option("--target-rel-stderr", request.measure.target_rel_stderr,
+                 "stop sampling once stderr(mean)/mean is below this")->capture_default_str();
+  app.add_option("--max-seconds-per-point", request.measure.max_seconds_per_point)->capture_default_str();
+  app.add_flag("--hot", request.measure.hot, "keep operands in cache (default: flush before every sample)");
+  app.add_option("--out", request.out, "output folder (default: profiles/<device>/)");
+  app.add_option("--peak-tflops", request.peak_tflops, "MFU peak override in TFLOP/s");
+  app.add_option("--peak", request.peak, "datasheet | measured (CPU: always a measured sgemm)")->capture_default_str();
+  app.add_option("--threads", request.threads, "CPU threads (0: all cores)")->capture_default_str();
+  app.add_option("--seed", request.seed, "operand seed")->capture_default_str();
+  app.add_option("--hf-config", request.hf_config, "derive shapes from a Hugging Face config.json named by --model");
+  app.add_option("--cut-scale-block", request.cut_scale_block,
+                 "refuse | allow a TP split that cuts a 128x128 scale block")->capture_default_str();
+  app.add_flag("--progress", request.progress, "draw the progress bar even when stderr is not a terminal");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    if (error.get_exit_code() == 0) return app.exit(error);  // --help
+    fmt::print(stderr, "profile: {} (see profile --help)\n", error.what());
+    return kExitUserError;
+  }
+
+  try {
+    if (list_kernels || list_models) {
+      if (list_kernels) fmt::print("{}", profiler::list_kernels_text());
+      if (list_models) fmt::print("{}", profiler::list_models_text());
+      return 0;
+    }
+    request.progress = request.progress || isatty(STDERR_FILENO);
+    profiler::SweepSetup setup = profiler::prepare_sweep(request);
+    fmt::print(stderr, "profile: {}; {} M values x {} kernel(s) x {} shape(s) -> {}\n", setup.backend_reason,
+               setup.plan.m_values.size(), setup.plan.kernels.size(), setup.plan.problems.size(),
+               setup.plan.out_dir.string());
+    profiler::install_interrupt_handlers();
+    const profiler::SweepResult result = profiler::run_sweep(*setup.device, setup.plan);
+    fmt::print("{}", profiler::summary_table(result));
+    if (result.interrupted) {
+      fmt::print(stderr, "profile: interrupted; measured points are saved, run the same command to resume\n");
+      return kExitInterrupted;
+    }
+    return 0;
+  } catch (const UserError& error) {
+    fmt::print(stderr, "profile: {}\n", error.what());
+    return kExitUserError;
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "profile: internal error: {}\n", error.what());
+    return 1;
+  }
 }

@@ -1,0 +1,30 @@
+#include "profiler/profile_csv.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/atomic_file.hpp"
+#include "common/csv.hpp"
+
+namespace shapescope::profiler {
+
+std::vector<ProfileRow> read_profile_csv(const std::filesystem::path& path) {
+  std::vector<ProfileRow> rows;
+  if (!std::filesystem::exists(path)) return rows;
+  const csv::Table table = csv::read_file(path);
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    rows.push_back(
+        parse_profile_row(table.header, table.rows[i], fmt::format("{}:{}", path.string(), table.row_lines[i])));
+  }
+  return rows;
+}
+
+void write_profile_csv(const std::filesystem::path& path, std::vector<ProfileRow> rows) {
+  std::stable_sort(rows.begin(), rows.end(), [](const ProfileRow& a, const ProfileRow& b) { return a.batch < b.batch; });
+  std::string text = csv::format_row(profile_columns());
+  for (const ProfileRow& row : rows) text += csv::format_row(to_fields(row));
+  write_file_atomically(path, text);
+}
+
+}  // namespace shapescope::profiler

@@ -1,0 +1,100 @@
+#include "profiler/sidecar.hpp"
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include "common/atomic_file.hpp"
+#include "kernels/cpu/cpu_system.hpp"
+
+namespace shapescope::profiler {
+
+namespace {
+
+std::string run_command(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
+  if (!pipe) return "";
+  std::string output;
+  std::array<char, 256> buffer{};
+  while (std::fgets(buffer.data(), int(buffer.size()), pipe.get())) output += buffer.data();
+  while (!output.empty() && (output.back() == '\n' || output.back() == '\r')) output.pop_back();
+  return output;
+}
+
+bool is_commit_hash(const std::string& text) {
+  return text.size() == 40 && text.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+}  // namespace
+
+std::string git_commit() {
+  std::error_code error;
+  const auto exe_directory = std::filesystem::read_symlink("/proc/self/exe", error).parent_path();
+  for (const std::filesystem::path& directory : {exe_directory, std::filesystem::current_path(error)}) {
+    if (directory.empty()) continue;
+    const std::string hash = run_command(fmt::format("git -C '{}' rev-parse HEAD 2>/dev/null", directory.string()));
+    if (is_commit_hash(hash)) return hash;
+  }
+  return "unknown";
+}
+
+std::string utc_now_iso8601() {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
+}
+
+nlohmann::json sidecar_json(const SidecarContent& c) {
+  nlohmann::json device = {{"name", c.device.name},
+                           {"backend", c.device.backend},
+                           {"multiprocessors", c.device.multiprocessors},
+                           {"l2_bytes", c.device.l2_bytes},
+                           {"memory_bytes", c.device.memory_bytes},
+                           {"driver_version", c.device.driver_version},
+                           {"runtime_version", c.device.runtime_version},
+                           {"max_sm_clock_mhz", c.device.max_sm_clock_mhz}};
+  nlohmann::json clock = nullptr;
+  if (c.clock) {
+    clock = {{"sm_clock_mhz", c.clock->sm_clock_mhz},
+             {"temperature_c", c.clock->temperature_c},
+             {"power_w", c.clock->power_w}};
+  }
+  return {
+      {"shapescope_version", SHAPESCOPE_VERSION},
+      {"git_commit", git_commit()},
+      {"date_utc", utc_now_iso8601()},
+      {"command_line", c.command_line},
+      {"device", device},
+      {"cpu_model", kernels::cpu::cpu_model_name()},
+      {"clock_at_start", clock},
+      {"kernel",
+       {{"name", c.kernel->name}, {"dtype", c.kernel->dtype}, {"formats", c.kernel->formats},
+        {"description", c.kernel->description}}},
+      {"problem",
+       {{"model", c.problem.model}, {"module", c.problem.module}, {"tp", c.problem.tp}, {"n", c.problem.n},
+        {"k", c.problem.k}, {"batch_count", c.problem.batch_count}, {"experts", c.problem.experts},
+        {"top_k", c.problem.top_k}, {"cuts_scale_block", c.problem.cuts_scale_block}}},
+      {"peak", {{"tflops", c.peak.tflops}, {"source", c.peak.source}}},
+      {"measurement",
+       {{"warmup_runs", c.measure.warmup_runs}, {"min_samples", c.measure.min_samples},
+        {"max_samples", c.measure.max_samples}, {"target_rel_stderr", c.measure.target_rel_stderr},
+        {"max_seconds_per_point", c.measure.max_seconds_per_point}, {"hot", c.measure.hot},
+        {"batch_below_us", c.measure.batch_below_us}, {"seed", c.seed}}},
+      {"sweep",
+       {{"wall_s", c.timing.wall_s}, {"setup_s", c.timing.setup_s}, {"timed_kernel_s", c.timing.timed_s},
+        {"overhead_ratio", c.timing.overhead()}, {"interrupted", c.interrupted}}},
+  };
+}
+
+std::filesystem::path sidecar_path(const std::filesystem::path& csv_path) {
+  std::filesystem::path path = csv_path;
+  return path.replace_extension(".json");
+}
+
+void write_sidecar(const std::filesystem::path& csv_path, const SidecarContent& content) {
+  write_file_atomically(sidecar_path(csv_path), sidecar_json(content).dump(2) + "\n");
+}
+
+}  // namespace shapescope::profiler

@@ -1,0 +1,46 @@
+// The JSON file beside each profile CSV: where, when, how and with what it was measured.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/model_catalog.hpp"
+#include "kernels/kernel.hpp"
+#include "profiler/measure.hpp"
+#include "profiler/peak.hpp"
+
+namespace shapescope::profiler {
+
+struct SweepTiming {
+  double wall_s = 0;       // the file's sweep, setup (weights, peak) excluded
+  double setup_s = 0;      // opening the session: weight generation and preparation
+  double timed_s = 0;      // sum of timed kernel time
+  double overhead() const { return wall_s > 0 ? 1.0 - timed_s / wall_s : 0; }
+};
+
+struct SidecarContent {
+  kernels::DeviceInfo device;
+  std::optional<kernels::ClockSample> clock;
+  const kernels::KernelEntry* kernel = nullptr;
+  GemmProblem problem;
+  Peak peak;
+  MeasureOptions measure;
+  uint64_t seed = 0;
+  std::string command_line;
+  SweepTiming timing;
+  bool interrupted = false;
+};
+
+nlohmann::json sidecar_json(const SidecarContent& content);
+// `<csv without .csv>.json`, written atomically.
+std::filesystem::path sidecar_path(const std::filesystem::path& csv_path);
+void write_sidecar(const std::filesystem::path& csv_path, const SidecarContent& content);
+
+// HEAD of the checkout holding the executable (or the working folder), else "unknown".
+std::string git_commit();
+std::string utc_now_iso8601();
+
+}  // namespace shapescope::profiler

@@ -1,0 +1,205 @@
+#include "profiler/sweep_runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "kernels/synthetic_operands.hpp"
+#include "profiler/interrupt.hpp"
+#include "profiler/profile_csv.hpp"
+#include "profiler/progress.hpp"
+
+namespace shapescope::profiler {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// Rewrites during a sweep are rate-limited; the last one always happens.
+constexpr double kMinSecondsBetweenWrites = 1.0;
+
+bool counts_as_ok(const ProfileRow& row) { return row.status == kStatusOk || row.status == kStatusThrottled; }
+
+FileSummary summarize_file(const std::filesystem::path& csv, const std::vector<ProfileRow>& rows) {
+  FileSummary summary;
+  summary.csv = csv;
+  summary.points = int64_t(rows.size());
+  bool first = true;
+  for (const ProfileRow& row : rows) {
+    if (!counts_as_ok(row)) {
+      ++summary.failed;
+      continue;
+    }
+    ++summary.ok;
+    if (first || row.utils > summary.best_utils) summary.best_utils = row.utils, summary.best_m = row.batch;
+    if (first || row.utils < summary.worst_utils) summary.worst_utils = row.utils, summary.worst_m = row.batch;
+    first = false;
+  }
+  return summary;
+}
+
+std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(1ull << 30)); }
+
+// Measures one M (or explains why not) into `row`; returns the timed kernel seconds.
+double measure_point(kernels::Device& device, const kernels::KernelEntry& kernel, kernels::GemmSession& session,
+                     const SweepPlan& plan, ProfileRow& row) {
+  const kernels::GemmShape shape{row.m, row.n, row.k, row.batch_count};
+  if (kernel.unsupported_reason) {
+    if (auto reason = kernel.unsupported_reason(shape)) {
+      row.status = kStatusUnsupported;
+      row.note = *reason;
+      return 0;
+    }
+  }
+  const std::size_t needed = session.activation_bytes(row.m), free_bytes = device.free_memory_bytes();
+  if (needed > free_bytes) {
+    row.status = kStatusSkippedOom;
+    row.note = fmt::format("activations and output need {} but {} is free", gib(needed), gib(free_bytes));
+    return 0;
+  }
+  try {
+    auto gemm = session.prepare(row.m, kernels::synthetic::mix(plan.seed + uint64_t(row.m)));
+    row.kernel_name = gemm->launch_name();
+    const kernels::CheckResult check = gemm->check();
+    row.rel_err = check.rel_err;
+    const Measurement m = measure(device, *gemm, plan.measure);
+    row.kernel_time_us = m.median_us;
+    row.tflops = shape.flops() / m.median_us / 1e6;
+    row.utils = row.peak_tflops > 0 ? row.tflops / row.peak_tflops : 0;
+    row.time_us_min = m.min_us;
+    row.time_us_max = m.max_us;
+    row.time_us_stddev = m.stddev_us;
+    row.ci95_us = m.ci95_us;
+    row.samples = m.samples;
+    row.gbytes_per_s = gemm->min_bytes() / m.median_us / 1e3;
+    if (m.clock_start) {
+      row.sm_clock_mhz = m.clock_start->sm_clock_mhz;
+      row.temperature_c = m.clock_start->temperature_c;
+      row.power_w = m.clock_start->power_w;
+    }
+    if (m.clock_end) row.sm_clock_end_mhz = m.clock_end->sm_clock_mhz;
+    if (!check.passed(plan.check_threshold)) {
+      row.status = kStatusNumericalFail;
+      row.note = check.unwritten > 0
+                     ? fmt::format("{} of {} checked outputs unwritten", check.unwritten, check.elements_checked)
+                     : fmt::format("rel_err {:.3g} above {:.3g}", check.rel_err, plan.check_threshold);
+    } else if (m.throttled) {
+      row.status = kStatusThrottled;
+      row.note = "SM clock fell below 97% of its value at the start of the point";
+    }
+    return m.timed_us_total / 1e6;
+  } catch (const std::exception& error) {
+    row.status = kStatusError;
+    row.note = error.what();
+    return 0;
+  }
+}
+
+}  // namespace
+
+std::string profile_file_name(const GemmProblem& problem, const std::string& kernel) {
+  const std::string batch = problem.batch_count > 1 ? fmt::format("_B{}", problem.batch_count) : "";
+  return fmt::format("{}_{}_tp{}_N{}_K{}{}_{}.csv", problem.model, problem.module, problem.tp, problem.n, problem.k,
+                     batch, kernel);
+}
+
+SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
+  SweepResult result;
+  const kernels::DeviceInfo info = device.info();
+  PeakResolver peaks(plan.peak_mode, plan.peak_override_tflops);
+  Progress progress(int64_t(plan.problems.size() * plan.kernels.size() * plan.m_values.size()), plan.progress);
+
+  for (const GemmProblem& problem : plan.problems) {
+    for (const std::string& kernel_name : plan.kernels) {
+      const kernels::KernelEntry& kernel = kernels::find_kernel(kernel_name);
+      const std::filesystem::path csv = plan.out_dir / profile_file_name(problem, kernel_name);
+      std::vector<ProfileRow> rows = read_profile_csv(csv);
+      std::set<int64_t> done;
+      for (const ProfileRow& row : rows) done.insert(row.batch);
+      const int64_t resumed = int64_t(std::count_if(plan.m_values.begin(), plan.m_values.end(),
+                                                    [&](int64_t m) { return done.count(m) > 0; }));
+      const std::string label_prefix = csv.stem().string();
+
+      SidecarContent sidecar;
+      sidecar.device = info;
+      sidecar.kernel = &kernel;
+      sidecar.problem = problem;
+      sidecar.measure = plan.measure;
+      sidecar.seed = plan.seed;
+      sidecar.command_line = plan.command_line;
+
+      const auto setup_start = Clock::now();
+      sidecar.peak = peaks.peak_for(device, kernel);
+      sidecar.clock = device.sample_clock();
+      std::unique_ptr<kernels::GemmSession> session;
+      std::string open_error;
+      if (resumed < int64_t(plan.m_values.size())) {
+        try {
+          session = kernel.open(device, {problem.n, problem.k, problem.batch_count}, plan.seed);
+        } catch (const std::exception& error) {
+          open_error = error.what();
+        }
+      }
+      sidecar.timing.setup_s = seconds_since(setup_start);
+
+      const auto sweep_start = Clock::now();
+      auto last_write = Clock::now();
+      for (int64_t m : plan.m_values) {
+        if (interrupt_requested()) break;
+        if (done.count(m)) {
+          progress.advance(fmt::format("{} M={} (already measured)", label_prefix, m));
+          continue;
+        }
+        ProfileRow row;
+        row.batch = row.m = m;
+        row.n = problem.n;
+        row.k = problem.k;
+        row.batch_count = problem.batch_count;
+        row.kernel_name = kernel_name;
+        row.dtype = kernel.dtype;
+        row.kernel = kernel_name;
+        row.backend = kernels::to_string(kernel.backend);
+        row.device = info.name;
+        row.peak_tflops = sidecar.peak.tflops;
+        if (session) {
+          sidecar.timing.timed_s += measure_point(device, kernel, *session, plan, row);
+        } else {
+          row.status = kStatusError;
+          row.note = "opening the kernel failed: " + open_error;
+        }
+        rows.push_back(row);
+        progress.advance(fmt::format("{} M={}", label_prefix, m));
+        if (seconds_since(last_write) >= kMinSecondsBetweenWrites) {
+          write_profile_csv(csv, rows);
+          last_write = Clock::now();
+        }
+      }
+      session.reset();
+      sidecar.timing.wall_s = seconds_since(sweep_start);
+      sidecar.interrupted = interrupt_requested();
+      write_profile_csv(csv, rows);
+      write_sidecar(csv, sidecar);
+
+      FileSummary summary = summarize_file(csv, rows);
+      summary.resumed = resumed;
+      summary.timing = sidecar.timing;
+      result.timing.wall_s += sidecar.timing.wall_s;
+      result.timing.setup_s += sidecar.timing.setup_s;
+      result.timing.timed_s += sidecar.timing.timed_s;
+      result.files.push_back(summary);
+      if (interrupt_requested()) {
+        result.interrupted = true;
+        progress.finish();
+        return result;
+      }
+    }
+  }
+  progress.finish();
+  return result;
+}
+
+}  // namespace shapescope::profiler

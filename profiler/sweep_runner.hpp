@@ -1,0 +1,52 @@
+// Runs a SweepPlan: every GEMM problem x kernel becomes one profile CSV (+ JSON
+// sidecar) under the output folder, measured point by point over M. Resumes
+// from an existing CSV, records failures as rows, rewrites the CSV atomically.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/model_catalog.hpp"
+#include "kernels/kernel.hpp"
+#include "profiler/measure.hpp"
+#include "profiler/peak.hpp"
+#include "profiler/sidecar.hpp"
+
+namespace shapescope::profiler {
+
+struct SweepPlan {
+  std::vector<GemmProblem> problems;
+  std::vector<std::string> kernels;  // registry names
+  std::vector<int64_t> m_values;     // sorted, unique
+  MeasureOptions measure;
+  std::filesystem::path out_dir;
+  uint64_t seed = 1;                 // weights; each M's activations derive from it
+  PeakMode peak_mode = PeakMode::datasheet;
+  double peak_override_tflops = 0;
+  double check_threshold = 1e-2;     // rel_err above it: numerical_fail
+  std::string command_line;
+  bool progress = false;
+};
+
+struct FileSummary {
+  std::filesystem::path csv;
+  int64_t points = 0, ok = 0, failed = 0, resumed = 0;
+  double best_utils = 0, worst_utils = 0;
+  int64_t best_m = 0, worst_m = 0;
+  SweepTiming timing;
+};
+
+struct SweepResult {
+  std::vector<FileSummary> files;
+  SweepTiming timing;  // all files together
+  bool interrupted = false;
+};
+
+// `<model>_<module>_tp<tp>_N<n>_K<k>[_B<batch>]_<kernel>.csv`
+std::string profile_file_name(const GemmProblem& problem, const std::string& kernel);
+
+// Stops between points when interrupt_requested(), after writing what it has.
+SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan);
+
+}  // namespace shapescope::profiler

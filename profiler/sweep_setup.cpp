@@ -1,0 +1,171 @@
+#include "profiler/sweep_setup.hpp"
+
+#include <cctype>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/atomic_file.hpp"
+#include "common/model_catalog.hpp"
+#include "common/user_error.hpp"
+
+namespace shapescope::profiler {
+
+namespace {
+
+struct ChosenDevice {
+  std::unique_ptr<kernels::Device> device;
+  std::string reason;
+};
+
+ChosenDevice choose_device(const std::string& backend, int threads) {
+  if (backend == "cpu") return {kernels::make_cpu_device(threads), "backend cpu (asked for with --backend cpu)"};
+  if (backend != "cuda" && backend != "auto") {
+    throw UserError(fmt::format("--backend '{}' is not one of auto, cpu, cuda", backend));
+  }
+  if (auto gpu = kernels::make_cuda_device()) {
+    const std::string name = gpu->info().name;
+    return {std::move(gpu), fmt::format("backend cuda ({}: found {})", backend == "auto" ? "auto" : "asked for", name)};
+  }
+  if (backend == "cuda") {
+    throw UserError(fmt::format("--backend cuda: {}; use --backend cpu or auto", kernels::cuda_unavailable_reason()));
+  }
+  return {kernels::make_cpu_device(threads),
+          fmt::format("backend cpu (auto: no CUDA device, {})", kernels::cuda_unavailable_reason())};
+}
+
+std::vector<std::string> kernels_for(const std::vector<std::string>& requested, kernels::BackendKind backend) {
+  std::vector<std::string> available;
+  for (const auto& entry : kernels::kernel_registry())
+    if (entry.backend == backend) available.push_back(entry.name);
+  if (requested.empty()) return available;
+  for (const std::string& name : requested) {
+    const kernels::KernelEntry& entry = kernels::find_kernel(name);
+    if (entry.backend != backend) {
+      throw UserError(fmt::format("--kernel {} runs on the {} backend but this run uses {}; pass --backend {} or one of {}",
+                                  name, kernels::to_string(entry.backend), kernels::to_string(backend),
+                                  kernels::to_string(entry.backend), fmt::join(available, ", ")));
+    }
+  }
+  return requested;
+}
+
+bool block_scaled(const kernels::KernelEntry& entry) { return entry.formats.find("128x128") != std::string::npos; }
+
+void check_scale_block_cuts(const SweepPlan& plan, const std::string& policy) {
+  if (policy == "allow") return;
+  if (policy != "refuse") throw UserError(fmt::format("--cut-scale-block '{}' is not allow or refuse", policy));
+  for (const GemmProblem& problem : plan.problems) {
+    if (!problem.cuts_scale_block) continue;
+    for (const std::string& name : plan.kernels) {
+      if (!block_scaled(kernels::find_kernel(name))) continue;
+      throw UserError(fmt::format(
+          "{} {} at TP{} (N={}, K={}) splits a 128x128 weight-scale block, so {} would see a partial block at the "
+          "split edge; use expert parallelism (or a smaller --tp) for this layer, or pass --cut-scale-block allow "
+          "to profile the partial-block shape anyway",
+          problem.model, problem.module, problem.tp, problem.n, problem.k, name));
+    }
+  }
+}
+
+ModelCatalog load_catalog(const ProfileRequest& request) {
+  if (request.hf_config.empty()) return ModelCatalog::load_default();
+  ModelCatalog catalog;
+  catalog.add(model_from_hf_config(request.hf_config, request.model));
+  return catalog;
+}
+
+}  // namespace
+
+void register_all_kernels() {
+  kernels::register_cpu_kernels();
+  kernels::register_cuda_kernels();
+}
+
+std::string device_slug(const std::string& device_name) {
+  std::string slug;
+  for (char c : device_name) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      slug += char(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!slug.empty() && slug.back() != '_') {
+      slug += '_';
+    }
+  }
+  while (!slug.empty() && slug.back() == '_') slug.pop_back();
+  return slug.empty() ? "unknown_device" : slug;
+}
+
+SweepSetup prepare_sweep(const ProfileRequest& request) {
+  register_all_kernels();
+  if (request.model.empty()) throw UserError("--model is required (see --list-models)");
+  if (request.threads < 0) throw UserError(fmt::format("--threads {} is negative; give 0 (all cores) or more", request.threads));
+  if (request.peak != "datasheet" && request.peak != "measured") {
+    throw UserError(fmt::format("--peak '{}' is not datasheet or measured", request.peak));
+  }
+  if (request.peak_tflops < 0) throw UserError("--peak-tflops must be positive");
+  const MeasureOptions& mo = request.measure;
+  if (mo.min_samples < 1 || mo.max_samples < mo.min_samples || mo.warmup_runs < 0 || mo.target_rel_stderr <= 0 ||
+      mo.max_seconds_per_point < 0) {
+    throw UserError(
+        "sample controls need --warmup >= 0, 1 <= --min-samples <= --max-samples, --target-rel-stderr > 0 and "
+        "--max-seconds-per-point >= 0");
+  }
+
+  SweepSetup setup;
+  SweepPlan& plan = setup.plan;
+  // Shapes and M values first: cheap, and the likeliest typos.
+  const ModelCatalog catalog = load_catalog(request);
+  plan.problems = catalog.problems(request.model, request.module, request.tp);
+
+  ChosenDevice chosen = choose_device(request.backend, request.threads);
+  setup.device = std::move(chosen.device);
+  setup.backend_reason = std::move(chosen.reason);
+  const kernels::BackendKind backend = setup.device->kind();
+
+  MSweepSpec m_sweep = request.m_sweep;
+  if (m_sweep.preset.empty()) m_sweep.preset = backend == kernels::BackendKind::cuda ? "fairyspeed" : "cpu";
+  plan.m_values = resolve_m_sweep(m_sweep);
+  plan.kernels = kernels_for(request.kernels, backend);
+  if (plan.kernels.empty()) throw UserError(fmt::format("no kernels registered for the {} backend", to_string(backend)));
+  check_scale_block_cuts(plan, request.cut_scale_block);
+
+  plan.measure = request.measure;
+  plan.seed = request.seed;
+  plan.peak_mode = request.peak == "measured" ? PeakMode::measured : PeakMode::datasheet;
+  plan.peak_override_tflops = request.peak_tflops;
+  plan.command_line = request.command_line;
+  plan.progress = request.progress;
+  plan.out_dir = request.out.empty() ? std::filesystem::path("profiles") / device_slug(setup.device->info().name)
+                                     : std::filesystem::path(request.out);
+  ensure_writable_directory(plan.out_dir);
+  return setup;
+}
+
+std::string list_kernels_text() {
+  register_all_kernels();
+  const kernels::GemmShape example{256, 14336, 4096, 1};
+  std::string text = fmt::format("kernels (config for the example M={} N={} K={}):\n", example.m, example.n, example.k);
+  for (const auto& entry : kernels::kernel_registry()) {
+    text += fmt::format("{}  [{}, {}]\n  formats: {}\n  {}\n  config: {}\n", entry.name, kernels::to_string(entry.backend),
+                        entry.dtype, entry.formats, entry.description,
+                        entry.describe_config ? entry.describe_config(example) : "-");
+  }
+  return text;
+}
+
+std::string list_models_text() {
+  const ModelCatalog catalog = ModelCatalog::load_default();
+  std::string text;
+  for (const ModelSpec& model : catalog.models()) {
+    text += model.name + "\n";
+    for (const LinearLayer& layer : model.layers) {
+      text += fmt::format("  {:<22} K={:<6} N={:<6} {}", layer.name, layer.k, layer.n, to_string(layer.tp_rule));
+      if (layer.batch_count > 1) text += fmt::format(" batch={}", layer.batch_count);
+      if (layer.experts > 0) text += fmt::format(" experts={} top_k={}", layer.experts, layer.top_k);
+      text += "\n";
+    }
+  }
+  return text;
+}
+
+}  // namespace shapescope::profiler

@@ -1,0 +1,53 @@
+// Turns what the user asked `profile` for into a device and a SweepPlan:
+// backend choice (and why), kernels, model shapes, M values, output folder.
+// All validation that can fail on user input happens here, before any work.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.hpp"
+#include "profiler/m_sweep.hpp"
+#include "profiler/sweep_runner.hpp"
+
+namespace shapescope::profiler {
+
+struct ProfileRequest {
+  std::string model;
+  std::string module = "all";
+  int tp = 1;
+  std::vector<std::string> kernels;  // empty: every kernel of the backend
+  std::string backend = "auto";      // auto | cpu | cuda
+  MSweepSpec m_sweep;                // preset "" = the backend's default (cuda: fairyspeed, cpu: cpu)
+  MeasureOptions measure;
+  std::string out;                   // "" = profiles/<device-slug>
+  std::string peak = "datasheet";    // datasheet | measured
+  double peak_tflops = 0;
+  int threads = 0;                   // CPU threads, 0 = all cores
+  uint64_t seed = 1;
+  std::string hf_config;             // a Hugging Face config.json; --model names it
+  std::string cut_scale_block = "refuse";  // refuse | allow
+  bool progress = false;
+  std::string command_line;
+};
+
+struct SweepSetup {
+  std::unique_ptr<kernels::Device> device;
+  std::string backend_reason;  // which backend and why, printed before the sweep
+  SweepPlan plan;
+};
+
+// Registers the CPU and (when compiled) CUDA kernels; idempotent.
+void register_all_kernels();
+// Throws UserError naming the bad input and the fix.
+SweepSetup prepare_sweep(const ProfileRequest& request);
+
+// "NVIDIA H200" -> "nvidia_h200", for the default output folder.
+std::string device_slug(const std::string& device_name);
+
+// `profile --list-kernels` and `--list-models` text.
+std::string list_kernels_text();
+std::string list_models_text();
+
+}  // namespace shapescope::profiler
