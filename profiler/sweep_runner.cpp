@@ -92,6 +92,10 @@ double measure_point(kernels::Device& device, const kernels::KernelEntry& kernel
       row.note = "SM clock fell below 97% of its value at the start of the point";
     }
     return m.timed_us_total / 1e6;
+  } catch (const kernels::UnsupportedShape& refused) {  // the library itself refused this M
+    row.status = kStatusUnsupported;
+    row.note = refused.what();
+    return 0;
   } catch (const std::exception& error) {
     row.status = kStatusError;
     row.note = error.what();
