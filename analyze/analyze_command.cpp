@@ -1,5 +1,7 @@
 #include "analyze/analyze_command.hpp"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 #include <nlohmann/json.hpp>
@@ -43,8 +45,9 @@ int run_analyze(const AnalyzeRequest& request, std::ostream& out) {
   if (request.compare.size() == 2) {
     const std::vector<Series> a = read_series_file(request.compare[0], request.read);
     const std::vector<Series> b = read_series_file(request.compare[1], request.read);
+    const auto label = [](const std::string& path) { return std::filesystem::path(path).filename().string(); };
     const CompareResult result =
-        compare_series(a, b, request.compare[0], request.compare[1], request.compare_options);
+        compare_series(a, b, label(request.compare[0]), label(request.compare[1]), request.compare_options);
     print_compare_summary(out, result, request.top_n);
     report["compare"] = compare_json(result);
   }

@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
   app.add_option("profiles", request.inputs, "profile CSVs: shapescope, the study's, or AITER tuned tables");
   app.add_flag("--check-split-gemm", request.analysis.check_split,
                "search plans for each anomaly: the study's pair, halves, k-way, pad-up");
+  std::string rule = to_string(request.analysis.rule);
+  app.add_option("--rule", rule, "anomaly rule: study (the published low-utils rule, bit-exact)")
+      ->capture_default_str();
   app.add_option("--utils-ratio", request.analysis.rule_options.utils_ratio,
                  "anomaly when MFU < ratio x the best MFU of smaller M")
       ->capture_default_str()
@@ -54,6 +57,7 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+    request.analysis.rule = parse_anomaly_rule(rule);
     return run_analyze(request, std::cout);
   } catch (const CLI::ParseError& error) {
     return app.exit(error);

@@ -26,6 +26,23 @@ void print_series_summary(std::ostream& out, const SeriesAnalysis& analysis, con
              series.n > 0 ? fmt::format(", N={} K={}", series.n, series.k) : "");
   fmt::print(out, "  {} points, {} excluded (failed/skipped), {} duplicate M resolved\n", series.points.size(),
              series.excluded.size(), series.duplicates.size());
+  if (!series.excluded.empty()) {
+    std::string listed;
+    for (std::size_t i = 0; i < series.excluded.size() && i < top_n; ++i) {
+      const SeriesPoint& point = series.excluded[i];
+      listed += fmt::format("{}M={} ({}, line {})", i > 0 ? ", " : "", point.m, point.status, point.line);
+    }
+    fmt::print(out, "  excluded from plans: {}{}\n", listed, series.excluded.size() > top_n ? ", ..." : "");
+  }
+  if (!series.duplicates.empty()) {
+    std::string listed;
+    for (std::size_t i = 0; i < series.duplicates.size() && i < top_n; ++i) {
+      const DuplicateM& duplicate = series.duplicates[i];
+      listed += fmt::format("{}M={} ({} rows, kept {} us)", i > 0 ? ", " : "", duplicate.m, duplicate.count,
+                            duplicate.kept_time_us);
+    }
+    fmt::print(out, "  duplicate M: {}{}\n", listed, series.duplicates.size() > top_n ? ", ..." : "");
+  }
   fmt::print(out, "  anomalies ({} rule, utils ratio {}): {}\n", to_string(options.rule),
              options.rule_options.utils_ratio, analysis.findings.size());
   if (options.check_split) {
