@@ -5,7 +5,7 @@
 
 #include "kernels/cuda/cublaslt_entries.hpp"
 #include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/cuda_prepared_gemm.hpp"
+#include "kernels/cuda/graph_batches.hpp"
 #include "kernels/cuda/own_kernels.hpp"
 
 namespace shapescope::kernels {
@@ -98,11 +98,12 @@ std::size_t CudaDevice::free_memory_bytes() const {
 std::optional<ClockSample> CudaDevice::sample_clock() const { return nvml_->sample(); }
 
 double CudaDevice::time_batched(PreparedGemm& gemm, int launches) {
-  auto* cuda_gemm = dynamic_cast<CudaPreparedGemm*>(&gemm);
-  if (!cuda_gemm) throw std::logic_error("CudaDevice::time_batched needs a CUDA kernel's PreparedGemm");
-  const cudaGraphExec_t graph = cuda_gemm->batched_graph(launches);
+  // Our gemms keep their graphs; anything else (a test's adapter) is captured afresh.
+  GraphBatches uncached;
+  auto* batched = dynamic_cast<GraphBatchedGemm*>(&gemm);
+  GraphBatches& batches = batched ? batched->graph_batches() : uncached;
+  const cudaGraphExec_t graph = batches.get(gemm, launches, current_stream_);
   EventTimer timer(*this);
-  // The graph's first node waits on nothing the host does, so only the GPU's time is counted.
   timer.start();
   CUDA_CHECK(cudaGraphLaunch(graph, current_stream_));
   timer.stop();

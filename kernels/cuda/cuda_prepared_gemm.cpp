@@ -10,10 +10,6 @@ namespace shapescope::kernels::cuda {
 CudaPreparedGemm::CudaPreparedGemm(CudaDevice& device, const ReferenceProblem& problem)
     : device_(device), problem_(problem) {}
 
-CudaPreparedGemm::~CudaPreparedGemm() {
-  for (auto& [launches, graph] : graphs_) cudaGraphExecDestroy(graph);
-}
-
 void CudaPreparedGemm::set_output(uint16_t* output, int64_t count, const OutputStrides& layout) {
   output_ = output;
   output_count_ = count;
@@ -45,29 +41,6 @@ double CudaPreparedGemm::min_bytes() const {
       return batch * (m * k * 2 + n * k * 2 + output);
   }
   throw std::logic_error("unknown operand format");
-}
-
-cudaGraphExec_t CudaPreparedGemm::batched_graph(int launches) {
-  if (auto found = graphs_.find(launches); found != graphs_.end()) return found->second;
-  const cudaStream_t stream = device_.stream();
-  cudaGraph_t graph = nullptr;
-  // Thread-local capture: other host threads may use CUDA meanwhile (e.g. a progress bar's NVML reads).
-  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  try {
-    for (int i = 0; i < launches; ++i) run();
-  } catch (...) {
-    cudaStreamEndCapture(stream, &graph);
-    if (graph) cudaGraphDestroy(graph);
-    throw;
-  }
-  CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  cudaGraphExec_t exec = nullptr;
-  const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
-  cudaGraphDestroy(graph);
-  CUDA_CHECK(instantiated);
-  CUDA_CHECK(cudaGraphUpload(exec, stream));
-  graphs_.emplace(launches, exec);
-  return exec;
 }
 
 }  // namespace shapescope::kernels::cuda

@@ -1,15 +1,14 @@
 // The part every CUDA PreparedGemm shares: the reference check (poison the bf16
 // output, run once, gather a deterministic sample, compare with float64), the
-// fewest bytes a run must move, and the CUDA graph time_batched replays.
+// fewest bytes a run must move, and the CUDA graphs time_batched replays.
 // A kernel derives from it, fills its operands, calls set_output(), and implements run().
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include <map>
-
 #include "kernels/cuda/cuda_device.hpp"
 #include "kernels/cuda/device_operands.cuh"
+#include "kernels/cuda/graph_batches.hpp"
 #include "kernels/reference_gemm.hpp"
 
 namespace shapescope::kernels::cuda {
@@ -17,14 +16,11 @@ namespace shapescope::kernels::cuda {
 // Sampled outputs per check: enough to catch a wrong tile or K block, cheap in float64.
 constexpr int64_t kCheckSampleElements = 2048;
 
-class CudaPreparedGemm : public PreparedGemm {
+class CudaPreparedGemm : public PreparedGemm, public GraphBatchedGemm {
  public:
-  ~CudaPreparedGemm() override;
   CheckResult check() override;
   double min_bytes() const override;
-
-  // `launches` back-to-back runs captured once into a graph (kept until this gemm dies).
-  cudaGraphExec_t batched_graph(int launches);
+  GraphBatches& graph_batches() override { return graph_batches_; }
   const ReferenceProblem& problem() const { return problem_; }
 
  protected:
@@ -38,7 +34,7 @@ class CudaPreparedGemm : public PreparedGemm {
   uint16_t* output_ = nullptr;
   int64_t output_count_ = 0;
   OutputStrides output_layout_;
-  std::map<int, cudaGraphExec_t> graphs_;
+  GraphBatches graph_batches_;
 };
 
 }  // namespace shapescope::kernels::cuda
