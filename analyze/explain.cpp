@@ -1,0 +1,171 @@
+#include "analyze/explain.hpp"
+
+#include <cmath>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "common/device_peaks.hpp"
+
+namespace shapescope::analyze {
+
+namespace {
+
+// Long template-laden names are cut so that one evidence line stays readable;
+// the tile token survives because it is what the evidence is about.
+std::string short_kernel_name(const std::string& name) {
+  constexpr std::size_t limit = 72;
+  if (name.size() <= limit) return name;
+  const std::size_t lt = name.find('<');
+  std::string inner = lt == std::string::npos ? name : name.substr(lt + 1, name.find('>', lt) - lt - 1);
+  return inner.size() <= limit ? inner : inner.substr(0, limit - 1) + "…";
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+struct Waves {
+  int64_t tiles = 0;
+  int64_t waves = 0;
+  double efficiency = 0;  // tiles / (waves × SMs): how full the waves are
+};
+
+Waves waves_of(int64_t m, int64_t n, TileShape tile, int sms) {
+  Waves waves;
+  waves.tiles = ceil_div(m, tile.m) * ceil_div(n, tile.n);
+  waves.waves = ceil_div(waves.tiles, sms);
+  waves.efficiency = static_cast<double>(waves.tiles) / static_cast<double>(waves.waves * sms);
+  return waves;
+}
+
+double relative_spread(const SeriesPoint& point) {
+  if (point.time_us <= 0) return 0;
+  if (point.ci95_us > 0) return point.ci95_us / point.time_us;
+  return 2 * point.stddev_us / point.time_us;  // ±2σ, the same reach as a 95% interval
+}
+
+std::optional<Cause> kernel_switch(const SeriesPoint& here, const SeriesPoint& reference) {
+  if (here.kernel_name.empty() || reference.kernel_name.empty() || here.kernel_name == reference.kernel_name) {
+    return std::nullopt;
+  }
+  return Cause{CauseKind::kernel_switch,
+               fmt::format("M={} ran {} (MFU {:.3f}); M={} ran {} (MFU {:.3f})", reference.m,
+                           short_kernel_name(reference.kernel_name), reference.utils, here.m,
+                           short_kernel_name(here.kernel_name), here.utils)};
+}
+
+std::optional<Cause> wave_quantization(const Series& series, std::size_t index, const SeriesPoint& reference) {
+  const SeriesPoint& here = series.points[index];
+  const int sms = multiprocessor_count(series);
+  const std::optional<TileShape> tile = tile_from_kernel_name(here.kernel_name);
+  if (sms <= 0 || series.n <= 0 || !tile) return std::nullopt;
+  const std::optional<TileShape> reference_tile = tile_from_kernel_name(reference.kernel_name);
+  const Waves now = waves_of(here.m, series.n, *tile, sms);
+  const Waves before = waves_of(reference.m, series.n, reference_tile.value_or(*tile), sms);
+  // A wave boundary crossed since the previous measured M (with this M's tile).
+  const bool crossed = index > 0 && waves_of(series.points[index - 1].m, series.n, *tile, sms).waves < now.waves;
+  const double mfu_ratio = reference.utils > 0 ? here.utils / reference.utils : 1;
+  const double wave_ratio = now.efficiency / before.efficiency;
+  const bool accounts = wave_ratio < 1 && (1 - wave_ratio) >= 0.5 * (1 - mfu_ratio);
+  if (!crossed && !accounts) return std::nullopt;
+  return Cause{CauseKind::wave_quantization,
+               fmt::format("{}x{} tiles: ⌈{}/{}⌉·⌈{}/{}⌉ = {} tiles on {} SMs = {} waves, {:.0f}% full{} "
+                           "(M={}: {} tiles, {} waves, {:.0f}% full)",
+                           tile->m, tile->n, here.m, tile->m, series.n, tile->n, now.tiles, sms, now.waves,
+                           100 * now.efficiency, crossed ? "; a wave boundary falls just below this M" : "",
+                           reference.m, before.tiles, before.waves, 100 * before.efficiency)};
+}
+
+std::optional<Cause> noise(const SeriesPoint& here, const SeriesPoint& reference, double reference_utils) {
+  const double spread_here = relative_spread(here), spread_reference = relative_spread(reference);
+  if (spread_here == 0 && spread_reference == 0) return std::nullopt;
+  const double drop = reference_utils > 0 ? 1 - here.utils / reference_utils : 0;
+  const double combined = std::hypot(spread_here, spread_reference);
+  if (drop > combined) return std::nullopt;
+  return Cause{CauseKind::noise, fmt::format("drop {:.1f}% is within the combined 95% spread ±{:.1f}% of M={} and M={}",
+                                             100 * drop, 100 * combined, here.m, reference.m)};
+}
+
+}  // namespace
+
+std::string to_string(CauseKind kind) {
+  switch (kind) {
+    case CauseKind::kernel_switch:
+      return "kernel switch";
+    case CauseKind::wave_quantization:
+      return "wave quantization";
+    case CauseKind::noise:
+      return "noise";
+    case CauseKind::throttling:
+      return "throttling";
+  }
+  return "unknown";
+}
+
+std::string Explanation::summary() const {
+  if (causes.empty()) {
+    return fmt::format("no supported cause: same kernel as M={}, no wave boundary, no spread or clock data "
+                       "explains it",
+                       reference_m);
+  }
+  std::string text;
+  for (const Cause& cause : causes) text += fmt::format("{}{}: {}", text.empty() ? "" : "; ", to_string(cause.kind), cause.evidence);
+  return text;
+}
+
+std::optional<TileShape> tile_from_kernel_name(const std::string& kernel_name) {
+  // Tokens between separators; a tile token is digits joined by 'x' (AITER asm adds a mangling 'E').
+  static const std::regex token_pattern(R"([A-Za-z0-9]+)");
+  static const std::regex dims_pattern(R"(^(\d+(?:x\d+)+)E?$)");
+  std::optional<TileShape> pair;
+  std::string previous;
+  for (auto it = std::sregex_iterator(kernel_name.begin(), kernel_name.end(), token_pattern);
+       it != std::sregex_iterator(); ++it) {
+    const std::string token = it->str();
+    std::smatch match;
+    if (std::regex_match(token, match, dims_pattern)) {
+      std::vector<int64_t> dims;
+      const std::string digits = match[1].str();
+      for (std::size_t begin = 0; begin <= digits.size();) {
+        const std::size_t end = std::min(digits.find('x', begin), digits.size());
+        dims.push_back(std::stoll(digits.substr(begin, end - begin)));
+        begin = end + 1;
+      }
+      if (dims.size() == 4) return TileShape{dims[1], dims[2]};                 // CK: block, M, N, K per block
+      if (dims.size() == 3 && previous == "cktile") return TileShape{dims[0], dims[1]};  // CK-tile: M, N, K
+      if (dims.size() == 2 && dims[0] >= 16 && dims[1] >= 16 && !pair) pair = TileShape{dims[0], dims[1]};
+    }
+    previous = token;
+  }
+  return pair;
+}
+
+int multiprocessor_count(const Series& series) {
+  if (series.multiprocessors > 0) return series.multiprocessors;
+  if (const auto peak = find_device_peak(series.device)) return peak->multiprocessors;
+  return 0;
+}
+
+Explanation explain_anomaly(const Series& series, const Anomaly& anomaly) {
+  Explanation explanation;
+  explanation.m = anomaly.m;
+  explanation.reference_m = anomaly.reference_m;
+  const SeriesPoint& here = series.points[anomaly.index];
+  const SeriesPoint& reference = series.points[anomaly.reference_index];
+  if (auto cause = kernel_switch(here, reference)) explanation.causes.push_back(*cause);
+  if (auto cause = wave_quantization(series, anomaly.index, reference)) explanation.causes.push_back(*cause);
+  if (auto cause = noise(here, reference, anomaly.reference_utils)) explanation.causes.push_back(*cause);
+  if (here.throttled) {
+    explanation.causes.push_back({CauseKind::throttling, fmt::format("M={} was measured below the steady SM clock",
+                                                                     here.m)});
+  }
+  return explanation;
+}
+
+std::vector<Explanation> explain_anomalies(const Series& series, const std::vector<Anomaly>& anomalies) {
+  std::vector<Explanation> explanations;
+  explanations.reserve(anomalies.size());
+  for (const Anomaly& anomaly : anomalies) explanations.push_back(explain_anomaly(series, anomaly));
+  return explanations;
+}
+
+}  // namespace shapescope::analyze

@@ -1,0 +1,125 @@
+#include "analyze/explain.hpp"
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "analyze/low_utils_rule.hpp"
+#include "analyze/noise_aware_rule.hpp"
+#include "triage_test_support.hpp"
+
+namespace shapescope::analyze {
+namespace {
+
+using triage_testing::shared_file;
+
+TEST(Explain, ParsesTilesFromVendorKernelNames) {
+  EXPECT_EQ(tile_from_kernel_name("ampere_fp16_s1688gemm_fp16_128x64_ldg8_f2f_nn"), (TileShape{128, 64}));
+  EXPECT_EQ(tile_from_kernel_name("void cutlass::Kernel<cutlass_80_tensorop_f16_s16816gemm_relu_f16_256x128_32x3_nn_"
+                                  "align8>(cutlass_80_tensorop_f16_s16816gemm_relu_f16_256x128_32x3_nn_align8::Params)"),
+            (TileShape{256, 128}));
+  EXPECT_EQ(tile_from_kernel_name("a8w8_blockscale_1x128x128_256x64x128x128_16x16_32x32_2x2_8x32x1_8x32x1_1x32x1x8_8_"
+                                  "1x1_intrawave_v3"),
+            (TileShape{64, 128}));
+  EXPECT_EQ(tile_from_kernel_name("a8w8_blockscale_cktile_32x128x128_1x4x1_16x16x64_intrawave_0x1x0_4"),
+            (TileShape{32, 128}));
+  EXPECT_EQ(tile_from_kernel_name("_ZN5aiter42fp8gemm_bf16_blockscale_BpreShuffle_96x128E"), (TileShape{96, 128}));
+  EXPECT_FALSE(tile_from_kernel_name("gemvx::kernel<long, long, __half, float, 9, false>"));
+  EXPECT_FALSE(tile_from_kernel_name(""));
+}
+
+// A series on a 4-SM device, N = 128 with 64x64 tiles: 2 tile columns, so M up to 128
+// is one full wave of 4 tiles and M = 129 needs 6 tiles, a second wave half full.
+Series wave_series() {
+  Series series;
+  series.name = "waves";
+  series.n = 128;
+  series.k = 4096;
+  series.multiprocessors = 4;
+  for (const int64_t m : {32, 64, 96, 128, 129, 160}) {
+    SeriesPoint point;
+    point.m = m;
+    point.kernel_name = "tile_64x64_kernel";
+    point.time_us = m <= 128 ? 10 : 20;
+    point.utils = static_cast<double>(m) / point.time_us / 10;
+    series.points.push_back(point);
+  }
+  return series;
+}
+
+TEST(Explain, WaveBoundaryCrossedIsACause) {
+  const Series series = wave_series();
+  Anomaly anomaly;
+  anomaly.index = 4;  // M = 129
+  anomaly.m = 129;
+  anomaly.utils = series.points[4].utils;
+  anomaly.reference_index = 3;
+  anomaly.reference_m = 128;
+  anomaly.reference_utils = series.points[3].utils;
+  const Explanation explanation = explain_anomaly(series, anomaly);
+  ASSERT_EQ(explanation.causes.size(), 1u);
+  EXPECT_EQ(explanation.causes[0].kind, CauseKind::wave_quantization);
+  EXPECT_NE(explanation.causes[0].evidence.find("6 tiles on 4 SMs = 2 waves"), std::string::npos)
+      << explanation.causes[0].evidence;
+}
+
+TEST(Explain, NoiseAndThrottlingFromTheColumns) {
+  Series series = wave_series();
+  series.multiprocessors = 0;  // no SM count: no wave claim
+  series.device = "";
+  for (SeriesPoint& point : series.points) point.ci95_us = 0.4 * point.time_us;
+  series.points[4].throttled = true;
+  Anomaly anomaly;
+  anomaly.index = 4;
+  anomaly.m = 129;
+  anomaly.utils = series.points[4].utils;
+  anomaly.reference_index = 3;
+  anomaly.reference_m = 128;
+  anomaly.reference_utils = series.points[3].utils;  // drop 50%, spread ±57%
+  const Explanation explanation = explain_anomaly(series, anomaly);
+  ASSERT_EQ(explanation.causes.size(), 2u);
+  EXPECT_EQ(explanation.causes[0].kind, CauseKind::noise);
+  EXPECT_EQ(explanation.causes[1].kind, CauseKind::throttling);
+}
+
+TEST(Explain, UnsupportedAnomalySaysSo) {
+  Series series = wave_series();
+  series.multiprocessors = 0;
+  Anomaly anomaly;
+  anomaly.index = 4;
+  anomaly.m = 129;
+  anomaly.reference_index = 3;
+  anomaly.reference_m = 128;
+  const Explanation explanation = explain_anomaly(series, anomaly);
+  EXPECT_FALSE(explanation.explained());
+  EXPECT_EQ(explanation.summary().rfind("no supported cause", 0), 0u);
+}
+
+TEST(Explain, Rtx4090CliffAt2180IsAKernelSwitch) {
+  const auto path = shared_file(triage_testing::kRtx4090Torch251);
+  SKIP_WITHOUT(path);
+  const Series series = read_series_file(path.string(), {}).at(0);
+  const std::vector<Anomaly> anomalies = noise_aware_anomalies(series, {});
+  const auto at_2180 = std::find_if(anomalies.begin(), anomalies.end(), [](const Anomaly& a) { return a.m == 2180; });
+  ASSERT_NE(at_2180, anomalies.end());
+  const Explanation explanation = explain_anomaly(series, *at_2180);
+  ASSERT_FALSE(explanation.causes.empty());
+  EXPECT_EQ(explanation.causes[0].kind, CauseKind::kernel_switch);
+  EXPECT_NE(explanation.causes[0].evidence.find("128x64"), std::string::npos) << explanation.causes[0].evidence;
+  EXPECT_NE(explanation.causes[0].evidence.find("128x128"), std::string::npos) << explanation.causes[0].evidence;
+}
+
+TEST(Explain, StudyProfilesMostAnomaliesHaveACause) {
+  // The study's profiles record the kernel the library picked; its anomalies
+  // mostly sit where that choice changed or a wave boundary passed.
+  const auto path = shared_file(triage_testing::kRtx4090Torch251);
+  SKIP_WITHOUT(path);
+  const Series series = read_series_file(path.string(), {}).at(0);
+  const std::vector<Anomaly> anomalies = low_utils_anomalies(series, 0.85);
+  std::size_t explained = 0;
+  for (const Explanation& explanation : explain_anomalies(series, anomalies)) explained += explanation.explained();
+  EXPECT_GT(explained, anomalies.size() / 2) << explained << " of " << anomalies.size();
+}
+
+}  // namespace
+}  // namespace shapescope::analyze
