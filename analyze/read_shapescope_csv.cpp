@@ -20,24 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-// The sidecar's layout belongs to the profiler; look keys up anywhere in it so
-// that nesting changes there do not break the analyzer.
-const json* find_key(const json& node, const std::vector<std::string>& names) {
-  if (node.is_object()) {
-    for (const std::string& name : names) {
-      if (const auto it = node.find(name); it != node.end() && !it->is_null()) return &*it;
-    }
-    for (const auto& [key, child] : node.items()) {
-      if (const json* found = find_key(child, names)) return found;
-    }
-  } else if (node.is_array()) {
-    for (const json& child : node) {
-      if (const json* found = find_key(child, names)) return found;
-    }
-  }
-  return nullptr;
-}
-
 std::optional<json> read_sidecar(const std::string& csv_path) {
   const std::filesystem::path sidecar = std::filesystem::path(csv_path).replace_extension(".json");
   std::ifstream in(sidecar);
@@ -49,17 +31,25 @@ std::optional<json> read_sidecar(const std::string& csv_path) {
   return parsed;
 }
 
+// node[section][key] when both levels exist, else nullptr.
+const json* member(const json& node, const char* section, const char* key) {
+  if (!node.is_object() || !node.contains(section) || !node[section].is_object()) return nullptr;
+  const json& inner = node[section];
+  return inner.contains(key) ? &inner[key] : nullptr;
+}
+
+// The profiler's layout (profiler/sidecar.cpp): device.{name, multiprocessors},
+// problem.{model, module}. Absent or mistyped keys leave the fields unknown.
 void describe_from_sidecar(Series& series, const json& sidecar) {
-  if (const json* model = find_key(sidecar, {"model"}); model && model->is_string()) series.model = *model;
-  if (const json* module = find_key(sidecar, {"module"}); module && module->is_string()) series.module = *module;
-  if (const json* sms = find_key(sidecar, {"multiprocessors", "sm_count", "sms"}); sms && sms->is_number_integer()) {
+  const auto text = [&](const char* section, const char* key) {
+    const json* value = member(sidecar, section, key);
+    return value && value->is_string() ? value->get<std::string>() : std::string();
+  };
+  series.model = text("problem", "model");
+  series.module = text("problem", "module");
+  if (series.device.empty()) series.device = text("device", "name");
+  if (const json* sms = member(sidecar, "device", "multiprocessors"); sms && sms->is_number_integer()) {
     series.multiprocessors = sms->get<int>();
-  }
-  if (series.device.empty()) {
-    if (const json* device = find_key(sidecar, {"device"})) {
-      if (device->is_string()) series.device = *device;
-      if (const json* name = find_key(*device, {"name"}); name && name->is_string()) series.device = *name;
-    }
   }
 }
 

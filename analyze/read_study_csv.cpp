@@ -59,14 +59,20 @@ void describe_from_file_name(Series& series) {
     if (const auto k = dimension(token, 'K')) series.k = *k;
     if (const auto n = dimension(token, 'N')) series.n = *n;
     if (token == "dtype") {
-      for (std::size_t j = i + 1; j < tokens.size(); ++j) series.dtype += (j > i + 1 ? "_" : "") + tokens[j];
+      for (std::size_t j = i + 1; j < tokens.size(); ++j) {
+        if (j > i + 1) series.dtype += '_';
+        series.dtype += tokens[j];
+      }
       break;
     }
     if (token.rfind("dtype", 0) == 0) series.dtype = token.substr(5);
     if (is_dtype_name(token)) series.dtype = token;
   }
   if (!in_device) {  // a framework or shape token ended the device name
-    for (const std::string& word : device_words) series.device += (series.device.empty() ? "" : " ") + word;
+    for (const std::string& word : device_words) {
+      if (!series.device.empty()) series.device += ' ';
+      series.device += word;
+    }
   }
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "analyze/python_float.hpp"
 #include "common/atomic_file.hpp"
 
@@ -21,8 +23,8 @@ std::string low_utils_csv(const SeriesAnalysis& analysis) {
   std::string out = "batch,kernel_time,flops,utils\n";
   for (const Finding& finding : analysis.findings) {
     const SeriesPoint& point = analysis.series->points[finding.anomaly.index];
-    out += std::to_string(point.m) + "," + python_repr(point.time_us) + "," + python_repr(point.tflops) + "," +
-           python_repr(point.utils) + "\n";
+    out += fmt::format("{},{},{},{}\n", point.m, python_repr(point.time_us), python_repr(point.tflops),
+                       python_repr(point.utils));
   }
   return out;
 }
@@ -32,9 +34,9 @@ std::string split_gemm_csv(const SeriesAnalysis& analysis) {
   for (const Finding& finding : analysis.findings) {
     if (!finding.plans.study_pair) continue;
     const std::vector<int64_t>& parts = finding.plans.study_pair->parts;
-    out += std::to_string(finding.anomaly.m) + "," + python_repr(finding.anomaly.time_us);
+    out += fmt::format("{},{}", finding.anomaly.m, python_repr(finding.anomaly.time_us));
     for (const int64_t part : parts) {
-      out += "," + std::to_string(part) + "," + python_repr(measured_time(*analysis.series, part));
+      out += fmt::format(",{},{}", part, python_repr(measured_time(*analysis.series, part)));
     }
     out += "\n";
   }

@@ -12,7 +12,10 @@ namespace {
 std::string describe_plan(const std::optional<SplitPlan>& plan) {
   if (!plan) return "-";
   std::string parts;
-  for (const int64_t part : plan->parts) parts += (parts.empty() ? "" : "+") + std::to_string(part);
+  for (const int64_t part : plan->parts) {
+    if (!parts.empty()) parts += '+';
+    parts += std::to_string(part);
+  }
   return fmt::format("{} {} -> {:.1f} us ({:.1f}% faster)", to_string(plan->kind), parts, plan->predicted_us,
                      100 * plan->gain);
 }
@@ -88,11 +91,11 @@ void print_compare_summary(std::ostream& out, const CompareResult& result, std::
     fmt::print(out, "  ({} points only in A and {} only in B are left out)\n", result.only_in_a, result.only_in_b);
   }
   const auto table = [&](const char* title, const std::vector<CompareGroup>& groups) {
-    fmt::print(out, "  {:<44} {:>6} {:>9} {:>6} {:>6} {:>5} {:>9}\n", title, "points", "speedup", "faster", "slower",
-               "ties", "worst");
+    fmt::print(out, "  {:<44} {:>6} {:>9} {:>6} {:>6} {:>5} {:>10}\n", title, "points", "speedup", "faster", "slower",
+               "ties", "worst loss");
     for (const CompareGroup& group : groups) {
-      fmt::print(out, "  {:<44} {:>6} {:>8.3f}x {:>6} {:>6} {:>5} {:>8.1f}%\n", group.name, group.points,
-                 group.geomean_speedup, group.faster, group.slower, group.ties, -100 * group.max_slowdown);
+      fmt::print(out, "  {:<44} {:>6} {:>8.3f}x {:>6} {:>6} {:>5} {:>9.1f}%\n", group.name, group.points,
+                 group.geomean_speedup, group.faster, group.slower, group.ties, 100 * group.max_slowdown);
     }
   };
   table("group", result.per_group);

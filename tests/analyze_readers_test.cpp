@@ -157,7 +157,7 @@ TEST(Readers, ShapescopeProfileSetsFailedRowsAsideAndReadsItsSidecar) {
                                            profile_row(32, 12, kStatusThrottled),
                                            profile_row(64, 0, kStatusSkippedOom)}));
   dir.write("llama3_8b_o_proj_tp1_N4096_K512_fp8_blockscale.json",
-            R"({"device": {"name": "NVIDIA H200", "multiprocessors": 132}, "model": "llama3_8b", "module": "o_proj"})");
+            R"({"device": {"name": "NVIDIA H200", "multiprocessors": 132}, "cpu_model": "x", "problem": {"model": "llama3_8b", "module": "o_proj", "tp": 1}})");
   const auto all = read_series_file(file.string(), {});
   ASSERT_EQ(all.size(), 1u);
   const Series& series = all[0];
