@@ -42,8 +42,8 @@ TEST_F(AnalyzeCli, WritesStudyFilesAndJsonAndSummarizes) {
   const auto profile = dir_.write("p.csv", "batch,kernel_time,flops,utils\n4,10,4,0.4\n8,12,6.6,0.66\n12,40,3,0.3\n");
   const auto out = dir_.path() / "out";
   const auto json = dir_.path() / "r.json";
-  const CliResult run = run_analyze(dir_, profile.string() + " --check-split-gemm --out-dir " + out.string() + " --json " +
-                                        json.string());
+  const CliResult run = run_analyze(dir_, profile.string() + " --rule study --check-split-gemm --out-dir " +
+                                            out.string() + " --json " + json.string());
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("anomalies (study rule, utils ratio 0.85): 1"), std::string::npos) << run.output;
   EXPECT_TRUE(std::filesystem::exists(out / "low_utils_p.csv"));
