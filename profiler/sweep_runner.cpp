@@ -127,6 +127,14 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       const int64_t resumed = int64_t(std::count_if(plan.m_values.begin(), plan.m_values.end(),
                                                     [&](int64_t m) { return done.count(m) > 0; }));
       const std::string label_prefix = csv.stem().string();
+      if (resumed == int64_t(plan.m_values.size())) {
+        // Nothing left to measure: leave the file and its sidecar as they are.
+        for (int64_t m : plan.m_values) progress.advance(fmt::format("{} M={} (already measured)", label_prefix, m));
+        FileSummary summary = summarize_file(csv, rows);
+        summary.resumed = resumed;
+        result.files.push_back(summary);
+        continue;
+      }
 
       SidecarContent sidecar;
       sidecar.device = info;
@@ -141,12 +149,10 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       sidecar.clock = device.sample_clock();
       std::unique_ptr<kernels::GemmSession> session;
       std::string open_error;
-      if (resumed < int64_t(plan.m_values.size())) {
-        try {
-          session = kernel.open(device, {problem.n, problem.k, problem.batch_count}, plan.seed);
-        } catch (const std::exception& error) {
-          open_error = error.what();
-        }
+      try {
+        session = kernel.open(device, {problem.n, problem.k, problem.batch_count}, plan.seed);
+      } catch (const std::exception& error) {
+        open_error = error.what();
       }
       sidecar.timing.setup_s = seconds_since(setup_start);
 

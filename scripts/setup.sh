@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs shapescope's Debian packages when missing (as root; otherwise prints
+# the apt-get line to run and exits 1), then configures and builds into build/.
+# Safe to run again: it installs nothing present and rebuilds only what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(cmake g++ libeigen3-dev nlohmann-json3-dev libfmt-dev libgtest-dev libcli11-dev)
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -eq 0 ]]; then
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+  else
+    echo "setup: missing packages; run: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+# CUDA is switched on automatically when /usr/local/cuda/bin/nvcc exists.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$(nproc)"

@@ -1,0 +1,123 @@
+// Runs the built `profile` binary: user errors are one line on stderr and exit 2,
+// and a tiny sweep writes a CSV the study's layout reads.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+#include "common/csv.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string stdout_text, stderr_text;
+};
+
+Outcome run_profile(const std::string& arguments) {
+  const fs::path binary = fs::path(SHAPESCOPE_BIN_DIR) / "profile";
+  const fs::path err_file = fs::temp_directory_path() / ("shapescope_cli_stderr_" + std::to_string(::getpid()));
+  const std::string command = binary.string() + " " + arguments + " 2>" + err_file.string();
+  Outcome outcome;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return outcome;
+  std::array<char, 4096> buffer{};
+  size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) outcome.stdout_text.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_file);
+  outcome.stderr_text.assign(std::istreambuf_iterator<char>(err), {});
+  fs::remove(err_file);
+  return outcome;
+}
+
+class ProfileCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(fs::path(SHAPESCOPE_BIN_DIR) / "profile")) GTEST_SKIP() << "profile binary not built";
+  }
+  // One line, exit 2, mentioning every expected fragment.
+  void expect_user_error(const std::string& arguments, std::initializer_list<const char*> fragments) {
+    const Outcome outcome = run_profile(arguments);
+    EXPECT_EQ(outcome.exit_code, 2) << arguments << "\n" << outcome.stderr_text;
+    EXPECT_EQ(std::count(outcome.stderr_text.begin(), outcome.stderr_text.end(), '\n'), 1) << outcome.stderr_text;
+    for (const char* fragment : fragments)
+      EXPECT_NE(outcome.stderr_text.find(fragment), std::string::npos) << fragment << " not in: " << outcome.stderr_text;
+  }
+};
+
+TEST_F(ProfileCli, UnknownModelListsTheValidOnes) {
+  expect_user_error("--model llama9 --backend cpu", {"llama9", "llama3_8b", "deepseek_v3"});
+}
+
+TEST_F(ProfileCli, UnknownModuleListsTheLayers) {
+  expect_user_error("--model llama3_8b --module mlp --backend cpu", {"mlp", "gate_up_proj", "down_proj"});
+}
+
+TEST_F(ProfileCli, TpThatDoesNotDivideNamesTheLayer) {
+  expect_user_error("--model llama3_8b --tp 3 --backend cpu", {"tp=3", "K=4096"});
+}
+
+TEST_F(ProfileCli, ScaleBlockCutSuggestsExpertParallelismOrAllow) {
+  expect_user_error("--model qwen3_235b_a22b --tp 8 --backend cpu --kernel cpu_fp8_blockscale",
+                    {"128x128", "expert parallelism", "--cut-scale-block allow"});
+}
+
+TEST_F(ProfileCli, BadSweepAndKernelAndFolder) {
+  expect_user_error("--model llama3_8b --backend cpu --m-range 10:1:1", {"START:STOP:STEP"});
+  expect_user_error("--model llama3_8b --backend cpu --kernel cpu_int3", {"cpu_int3", "cpu_bf16"});
+  expect_user_error("--model llama3_8b --backend cpu --out /proc/shapescope_no", {"/proc/shapescope_no", "--out"});
+  expect_user_error("--model llama3_8b --backend tpu", {"tpu", "auto, cpu, cuda"});
+  expect_user_error("--model llama3_8b --no-such-flag", {"--no-such-flag"});
+}
+
+TEST_F(ProfileCli, ListKernelsShowsFormatsAndConfigs) {
+  const Outcome outcome = run_profile("--list-kernels");
+  EXPECT_EQ(outcome.exit_code, 0);
+  EXPECT_NE(outcome.stdout_text.find("cpu_fp8_blockscale"), std::string::npos);
+  EXPECT_NE(outcome.stdout_text.find("B e4m3 128x128"), std::string::npos);
+  EXPECT_NE(outcome.stdout_text.find("config:"), std::string::npos);
+}
+
+TEST_F(ProfileCli, TinySweepWritesAStudyReadableCsvAndResumes) {
+  const fs::path out = fs::temp_directory_path() / ("shapescope_cli_out_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const std::string arguments = "--model qwen3_4b --module o_proj --tp 8 --backend cpu --threads 2 --kernel cpu_bf16 "
+                                "--m-list 1,3 --min-samples 2 --warmup 0 --max-seconds-per-point 0 --out " +
+                                out.string();
+  const Outcome first = run_profile(arguments);
+  ASSERT_EQ(first.exit_code, 0) << first.stderr_text;
+  EXPECT_NE(first.stderr_text.find("backend cpu"), std::string::npos);
+  EXPECT_NE(first.stdout_text.find("best MFU"), std::string::npos);
+  std::vector<fs::path> csvs;
+  for (const auto& entry : fs::directory_iterator(out))
+    if (entry.path().extension() == ".csv") csvs.push_back(entry.path());
+  ASSERT_EQ(csvs.size(), 1u);
+  const shapescope::csv::Table table = shapescope::csv::read_file(csvs[0]);
+  ASSERT_GE(table.header.size(), 5u);
+  EXPECT_EQ(std::vector<std::string>(table.header.begin(), table.header.begin() + 5),
+            (std::vector<std::string>{"batch", "kernel_time", "flops", "utils", "kernel_name"}));
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.rows[0][0], "1");
+  EXPECT_EQ(table.rows[1][0], "3");
+  EXPECT_EQ(table.rows[0][table.column("status")], "ok");
+  EXPECT_GT(std::stod(table.rows[0][1]), 0.0);
+  fs::path sidecar = csvs[0];
+  EXPECT_TRUE(fs::exists(sidecar.replace_extension(".json")));
+
+  const Outcome again = run_profile(arguments);  // resume: nothing left to measure
+  ASSERT_EQ(again.exit_code, 0);
+  EXPECT_EQ(shapescope::csv::read_file(csvs[0]).rows.size(), 2u);
+  fs::remove_all(out);
+}
+
+}  // namespace
