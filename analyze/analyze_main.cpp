@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "analyze/analyze_command.hpp"
+#include "analyze/triage_command.hpp"
 #include "common/user_error.hpp"
 
 int main(int argc, char** argv) {
@@ -16,8 +17,10 @@ int main(int argc, char** argv) {
   app.add_option("profiles", request.inputs, "profile CSVs: shapescope, the study's, or AITER tuned tables");
   app.add_flag("--check-split-gemm", request.analysis.check_split,
                "search plans for each anomaly: the study's pair, halves, k-way, pad-up");
-  std::string rule = to_string(request.analysis.rule);
-  app.add_option("--rule", rule, "anomaly rule: study (the published low-utils rule, bit-exact)")
+  std::string rule = to_string(AnomalyRule::noise_aware);
+  app.add_option("--rule", rule,
+                 "anomaly rule: noise-aware (robust local reference, shortfall beyond noise; README "
+                 "\"Anomaly rules\") or study (the published low-utils rule, bit-exact)")
       ->capture_default_str();
   app.add_option("--utils-ratio", request.analysis.rule_options.utils_ratio,
                  "anomaly when MFU < ratio x the best MFU of smaller M")
@@ -54,11 +57,27 @@ int main(int argc, char** argv) {
   app.add_option("--json", request.json_path, "write the full report as JSON here");
   app.add_option("--out-dir", request.out_dir, "folder for low_utils_<name>.csv and split_gemm_<name>.csv")
       ->capture_default_str();
+  TriageRequest triage;
+  app.add_option("--stability", triage.stability,
+                 "repeated sweeps A.csv B.csv ...: flagged sets side by side, Jaccard, anomalies in every run "
+                 "(a file with a 'pass' column counts as one run per pass)");
+  app.add_option("--plot", triage.plot_path, "write MFU over M as SVG: a line per profile, anomalies, best plans");
+  app.add_flag("--log-m", triage.log_m, "plot M on a log scale");
+  app.add_option("--report", triage.report_path, "write the triage report: out.html (self-contained) or out.md");
+  app.add_option("--dispatch", triage.dispatch_path,
+                 "write the best kernel/split/pad per M as JSON (docs/dispatch_schema.md)");
+  app.add_option("--verify-results", triage.verify_results_path,
+                 "profile --verify-plans output to show in the report")
+      ->check(CLI::ExistingFile);
 
   try {
     app.parse(argc, argv);
     request.analysis.rule = parse_anomaly_rule(rule);
-    return run_analyze(request, std::cout);
+    // --stability alone needs no other profile: its runs are the input.
+    const bool stability_only = request.inputs.empty() && request.compare.empty() && !triage.stability.empty();
+    int code = stability_only ? 0 : run_analyze(request, std::cout);
+    if (code == 0 && triage.any()) code = run_triage(request, triage, std::cout);
+    return code;
   } catch (const CLI::ParseError& error) {
     return app.exit(error);
   } catch (const shapescope::UserError& error) {

@@ -13,7 +13,8 @@
 namespace shapescope::analyze {
 
 enum class AnomalyRule {
-  study,  // the published low-utils rule, bit-exact (low_utils_rule.hpp)
+  study,        // the published low-utils rule, bit-exact (low_utils_rule.hpp)
+  noise_aware,  // robust local reference, shortfall beyond noise: the CLI's default (noise_aware_rule.hpp)
 };
 
 struct RuleOptions {
