@@ -61,13 +61,14 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
     fill_fp8_codes(a_.data(), problem.seed_a, synthetic::a_codes, 1, s.m, s.k, stream);
     fill_a_scales(a_scales_.data(), problem.seed_a, 1, s.m, s.k, ScaleStrides{s.m * kblocks, kblocks, 1}, stream);
     if (config_.split_k > 1) {
-      partials_ = DeviceBuffer<float>(std::size_t(config_.split_k) * std::size_t(s.m * s.n));
+      split_sums_ = DeviceBuffer<float>(std::size_t(s.m * s.n));
+      CUDA_CHECK(cudaMemsetAsync(split_sums_.data(), 0, split_sums_.bytes(), stream));
       const int64_t tiles = (s.m + config_.block_m - 1) / config_.block_m * ((s.n + config_.block_n - 1) / config_.block_n);
       arrivals_ = DeviceBuffer<int>(std::size_t(tiles));
       CUDA_CHECK(cudaMemsetAsync(arrivals_.data(), 0, arrivals_.bytes(), stream));
     }
     set_output(c_.data(), s.m * s.n, OutputStrides{s.m * s.n, s.n, 1});
-    params_ = Fp8BlockscaleParams{a_.data(), a_scales_.data(), b, b_scales, c_.data(), partials_.data(),
+    params_ = Fp8BlockscaleParams{a_.data(), a_scales_.data(), b, b_scales, c_.data(), split_sums_.data(),
                                   arrivals_.data(), int(s.m), int(s.n), int(s.k), config_.kblocks_per_split};
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
@@ -84,7 +85,7 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
   DeviceBuffer<uint8_t> a_;
   DeviceBuffer<float> a_scales_;
   DeviceBuffer<uint16_t> c_;
-  DeviceBuffer<float> partials_;
+  DeviceBuffer<float> split_sums_;
   DeviceBuffer<int> arrivals_;
   Fp8BlockscaleParams params_;
 };
@@ -113,7 +114,7 @@ class Fp8BlockscaleSession final : public GemmSession {
   std::size_t activation_bytes(int64_t m) const override {
     const GemmShape shape{m, shape_.n, shape_.k, 1};
     const Fp8BlockscaleConfig config = choose_fp8_blockscale_config(shape, device_.info().multiprocessors);
-    const int64_t split_bytes = config.split_k > 1 ? int64_t(config.split_k) * m * shape_.n * 4 : 0;
+    const int64_t split_bytes = config.split_k > 1 ? m * shape_.n * 4 : 0;
     return std::size_t(m * shape_.k + m * synthetic::blocks(shape_.k) * 4 + m * shape_.n * 2 + split_bytes);
   }
 

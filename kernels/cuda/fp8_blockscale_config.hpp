@@ -3,8 +3,8 @@
 //
 // One kernel family covers every M: a 64- or 128-row tile of A by a 128-column
 // tile of B, 128-wide K blocks. Small M (decode) is weight-streaming: a 64-row
-// tile (two CTAs per SM) and split-K until the grid covers the SMs twice, so
-// enough weight bytes are in flight to approach the HBM roofline.
+// tile (two CTAs per SM) and split-K chosen by a small cost model, so enough weight
+// bytes are in flight to approach the HBM roofline without drowning in reductions.
 #pragma once
 
 #include <algorithm>
@@ -30,6 +30,34 @@ struct Fp8BlockscaleConfig {
 constexpr int kFp8BlockK = 128;
 constexpr int kFp8SmallMLimit = 64;
 
+// A cost model of the weight-streaming (small-M) grid, in µs, calibrated on an H100
+// (docs/KERNEL_NOTES.md): each wave of CTAs takes the longer of moving its weight bytes at
+// HBM speed and one CTA streaming its own K blocks with its pipeline's bytes in flight,
+// plus a fixed start-up; split-K adds one 8-byte L2 reduction per output pair and split.
+struct StreamingCostModel {
+  double hbm_bytes_per_us = 3.0e6;       // measured device-to-device copy bandwidth
+  double cta_bytes_per_us = 32000;       // 48 KB in flight per CTA over ~1.5 µs of loaded latency
+  double wave_startup_us = 2.0;
+  double reductions_per_us = 37000;      // float2 reductions into L2 (M=64, N=7168, split 4 took ~25 µs)
+  double kblock_bytes = 128.0 * 128.0;   // B bytes per K block of one CTA
+
+  double microseconds(int64_t m, int64_t n, int64_t tiles, int64_t kblocks, int64_t split,
+                      int64_t resident_ctas) const {
+    const int64_t per_split = (kblocks + split - 1) / split;
+    const int64_t used_splits = (kblocks + per_split - 1) / per_split;
+    const int64_t ctas = tiles * used_splits;
+    double total = 0;
+    for (int64_t done = 0; done < ctas; done += resident_ctas) {
+      const double wave_ctas = double(std::min(resident_ctas, ctas - done));
+      total += std::max(wave_ctas * double(per_split) * kblock_bytes / hbm_bytes_per_us,
+                        double(per_split) * kblock_bytes / cta_bytes_per_us) +
+               wave_startup_us;
+    }
+    if (used_splits > 1) total += double(m) * double(n) / 2.0 * double(used_splits) / reductions_per_us;
+    return total;
+  }
+};
+
 inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, int multiprocessors) {
   Fp8BlockscaleConfig config;
   config.block_m = shape.m <= kFp8SmallMLimit ? 64 : 128;
@@ -37,7 +65,21 @@ inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, 
   const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
   const int64_t resident_ctas = int64_t(multiprocessors) * config.ctas_per_sm();
   int64_t split = 1;
-  if (tiles < resident_ctas) split = std::min<int64_t>(kblocks, (resident_ctas + tiles - 1) / tiles);
+  if (config.block_m == 64 && kblocks > 0) {
+    // Streaming: the split the cost model likes best (the smallest among equals).
+    const StreamingCostModel model;
+    double best = model.microseconds(shape.m, shape.n, tiles, kblocks, 1, resident_ctas);
+    for (int64_t candidate = 2; candidate <= kblocks; ++candidate) {
+      const double cost = model.microseconds(shape.m, shape.n, tiles, kblocks, candidate, resident_ctas);
+      if (cost < best * 0.99) {
+        best = cost;
+        split = candidate;
+      }
+    }
+  } else if (tiles < resident_ctas) {
+    // Compute-bound tiles: as many splits as fit in one wave (a partial second wave costs a whole pass).
+    split = std::min<int64_t>(kblocks, std::max<int64_t>(1, resident_ctas / tiles));
+  }
   const int64_t per_split = (kblocks + split - 1) / std::max<int64_t>(split, 1);
   config.kblocks_per_split = int(std::max<int64_t>(per_split, 1));
   config.split_k = int((kblocks + config.kblocks_per_split - 1) / config.kblocks_per_split);  // no empty split

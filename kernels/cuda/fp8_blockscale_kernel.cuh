@@ -5,8 +5,8 @@
 // shared memory (cp.async, 128-byte swizzle, kStages deep), one warpgroup per 64
 // rows runs four wgmma m64n128k32 into a block product, and the block product is
 // folded into the fp32 accumulators with scale_a[row] * scale_b (DeepGEMM-style
-// promotion: the tensor cores never see a scale). Split-K CTAs write fp32 partials
-// to their own slice; the last CTA to arrive for a tile sums the slices.
+// promotion: the tensor cores never see a scale). Split-K CTAs add their fp32 partial tiles into one sum buffer; the last CTA
+// to arrive for a tile converts the sums to bf16 and clears them.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -23,7 +23,7 @@ struct Fp8BlockscaleParams {
   const uint8_t* b = nullptr;        // [n][k] e4m3, or pre-shuffled tiles (fp8_blockscale_bpreshuffle.cu)
   const float* b_scales = nullptr;   // [ceil(n/128)][ceil(k/128)]
   uint16_t* c = nullptr;             // [m][n] bf16
-  float* split_partials = nullptr;   // [split_k][m][n] when split_k > 1
+  float* split_sums = nullptr;       // [m][n] f32 when split_k > 1, zero between launches
   int* split_arrivals = nullptr;     // one counter per output tile, zero between launches
   int m = 0, n = 0, k = 0;  // k a multiple of 16 (16-byte copies)
   int kblocks_per_split = 0;
@@ -46,12 +46,23 @@ __device__ __forceinline__ void store_bf16_pair(uint16_t* c, int m, int n, int r
   }
 }
 
-__device__ __forceinline__ void store_f32_pair(float* out_row, int n, int col, float v0, float v1) {
+// Adds a column pair of a partial tile into the split-K sums (one 8-byte reduction when aligned).
+__device__ __forceinline__ void add_f32_pair(float* sums_row, int n, int col, float v0, float v1) {
   if (col + 1 < n && n % 2 == 0) {
-    __stcg(reinterpret_cast<float2*>(out_row + col), make_float2(v0, v1));
+    atomicAdd(reinterpret_cast<float2*>(sums_row + col), make_float2(v0, v1));
   } else {
-    __stcg(out_row + col, v0);
-    if (col + 1 < n) __stcg(out_row + col + 1, v1);
+    atomicAdd(sums_row + col, v0);
+    if (col + 1 < n) atomicAdd(sums_row + col + 1, v1);
+  }
+}
+
+// Reads a column pair of the split-K sums (from L2) and leaves zeros for the next launch.
+__device__ __forceinline__ void take_f32_pair(float* sums_row, int n, int col, float& v0, float& v1) {
+  v0 = __ldcg(sums_row + col);
+  __stcg(sums_row + col, 0.0f);
+  if (col + 1 < n) {
+    v1 = __ldcg(sums_row + col + 1);
+    __stcg(sums_row + col + 1, 0.0f);
   }
 }
 
@@ -127,6 +138,9 @@ __global__ void __launch_bounds__(kBlockM / 64 * 128) fp8_blockscale_kernel(cons
     ptx::commit_async_copies();  // empty groups keep the wait count uniform
   }
 
+  // The block product is promoted right after its wgmmas finish: promoting it while the
+  // next block's wgmmas run makes ptxas serialize every wgmma (C7514), which costs more.
+  // The other warpgroup (or the other CTA on the SM) keeps the tensor cores busy meanwhile.
   for (int i = 0; i < kb_count; ++i) {
     ptx::wait_async_copies<kStages - 2>();
     ptx::fence_generic_to_async_proxy();
@@ -137,22 +151,20 @@ __global__ void __launch_bounds__(kBlockM / 64 * 128) fp8_blockscale_kernel(cons
 
     const int kb = kb_begin + i;
     const float scale_b = __ldg(b_scales_row + kb);
-    const float scale_a0 = __ldg(a_scales_row0 + kb);
-    const float scale_a1 = __ldg(a_scales_row1 + kb);
+    const float scale0 = __ldg(a_scales_row0 + kb) * scale_b;
+    const float scale1 = __ldg(a_scales_row1 + kb) * scale_b;
 
     const uint32_t a_tile = shared_base + (i % kStages) * kStageBytes + warpgroup * 64 * kTileBytesPerRow;
     const uint32_t b_tile = shared_base + (i % kStages) * kStageBytes + kATileBytes;
     ptx::wgmma_fence();
 #pragma unroll
-    for (int step = 0; step < kBlockK / 32; ++step) {
-      ptx::WgmmaE4m3<kBlockN>::run(block_product, ptx::swizzled_128b_descriptor(a_tile + step * 32),
-                                   ptx::swizzled_128b_descriptor(b_tile + step * 32), step > 0);
+    for (int k_step = 0; k_step < kBlockK / 32; ++k_step) {
+      ptx::WgmmaE4m3<kBlockN>::run(block_product, ptx::swizzled_128b_descriptor(a_tile + k_step * 32),
+                                   ptx::swizzled_128b_descriptor(b_tile + k_step * 32), k_step > 0);
     }
     ptx::wgmma_commit();
-    ptx::wgmma_wait_all();
+    ptx::wgmma_wait<0>();
     ptx::fence_accumulators(block_product);
-
-    const float scale0 = scale_a0 * scale_b, scale1 = scale_a1 * scale_b;
 #pragma unroll
     for (int i_acc = 0; i_acc < kAccumulators; ++i_acc)
       accumulators[i_acc] += block_product[i_acc] * ((i_acc & 2) ? scale1 : scale0);
@@ -160,52 +172,38 @@ __global__ void __launch_bounds__(kBlockM / 64 * 128) fp8_blockscale_kernel(cons
 
   // Accumulator i sits at row (i & 2 ? row1 : row0), column n0 + 8 * (i / 4) + 2 * (lane % 4) + (i & 1).
   const int col_base = n0 + 2 * (lane % 4);
-  if (gridDim.z == 1) {
+  if (gridDim.z > 1) {
+    // Split-K: add this CTA's partial tile into the f32 sums (fire-and-forget reductions in
+    // L2); the last CTA to arrive for the tile takes the sums, clears them and writes C.
 #pragma unroll
     for (int j = 0; j < kBlockN / 8; ++j) {
-      store_bf16_pair(p.c, p.m, p.n, row0, col_base + 8 * j, accumulators[4 * j], accumulators[4 * j + 1]);
-      store_bf16_pair(p.c, p.m, p.n, row1, col_base + 8 * j, accumulators[4 * j + 2], accumulators[4 * j + 3]);
+      const int col = col_base + 8 * j;
+      if (col >= p.n) continue;
+      if (row0 < p.m) add_f32_pair(p.split_sums + int64_t(row0) * p.n, p.n, col, accumulators[4 * j], accumulators[4 * j + 1]);
+      if (row1 < p.m) add_f32_pair(p.split_sums + int64_t(row1) * p.n, p.n, col, accumulators[4 * j + 2], accumulators[4 * j + 3]);
     }
-    return;
+    __threadfence();
+    __syncthreads();
+    __shared__ int arrived_before;
+    int* arrivals = p.split_arrivals + blockIdx.y * gridDim.x + blockIdx.x;
+    if (threadIdx.x == 0) arrived_before = atomicAdd(arrivals, 1);
+    __syncthreads();
+    if (arrived_before != int(gridDim.z) - 1) return;
+    __threadfence();  // every other CTA's reductions are visible now
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j) {
+      const int col = col_base + 8 * j;
+      if (col >= p.n) continue;
+      if (row0 < p.m) take_f32_pair(p.split_sums + int64_t(row0) * p.n, p.n, col, accumulators[4 * j], accumulators[4 * j + 1]);
+      if (row1 < p.m) take_f32_pair(p.split_sums + int64_t(row1) * p.n, p.n, col, accumulators[4 * j + 2], accumulators[4 * j + 3]);
+    }
+    if (threadIdx.x == 0) *arrivals = 0;  // ready for the next launch
   }
-
-  const int64_t slice = int64_t(p.m) * p.n;
-  float* my_slice = p.split_partials + blockIdx.z * slice;
 #pragma unroll
   for (int j = 0; j < kBlockN / 8; ++j) {
-    const int col = col_base + 8 * j;
-    if (col >= p.n) continue;
-    if (row0 < p.m) store_f32_pair(my_slice + int64_t(row0) * p.n, p.n, col, accumulators[4 * j], accumulators[4 * j + 1]);
-    if (row1 < p.m) store_f32_pair(my_slice + int64_t(row1) * p.n, p.n, col, accumulators[4 * j + 2], accumulators[4 * j + 3]);
+    store_bf16_pair(p.c, p.m, p.n, row0, col_base + 8 * j, accumulators[4 * j], accumulators[4 * j + 1]);
+    store_bf16_pair(p.c, p.m, p.n, row1, col_base + 8 * j, accumulators[4 * j + 2], accumulators[4 * j + 3]);
   }
-  __threadfence();
-  __syncthreads();
-  __shared__ int arrived_before;
-  int* arrivals = p.split_arrivals + blockIdx.y * gridDim.x + blockIdx.x;
-  if (threadIdx.x == 0) arrived_before = atomicAdd(arrivals, 1);
-  __syncthreads();
-  if (arrived_before != int(gridDim.z) - 1) return;
-
-  // Last CTA of this tile: every other slice is written and fenced.
-  __threadfence();
-#pragma unroll
-  for (int j = 0; j < kBlockN / 8; ++j) {
-    const int col = col_base + 8 * j;
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int row = half ? row1 : row0;
-      if (row >= p.m || col >= p.n) continue;
-      const bool pair = col + 1 < p.n;
-      float sum0 = 0.0f, sum1 = 0.0f;
-      for (int split = 0; split < int(gridDim.z); ++split) {
-        const float* partial = p.split_partials + split * slice + int64_t(row) * p.n + col;
-        sum0 += __ldcg(partial);
-        if (pair) sum1 += __ldcg(partial + 1);
-      }
-      store_bf16_pair(p.c, p.m, p.n, row, col, sum0, sum1);
-    }
-  }
-  if (threadIdx.x == 0) *arrivals = 0;  // ready for the next launch
 }
 
 }  // namespace shapescope::kernels::cuda
