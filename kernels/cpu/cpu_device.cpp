@@ -1,5 +1,6 @@
 // The CPU as a Device: wall-clock timers, cache flushing by overwriting a
 // buffer twice the last-level cache, memory from /proc/meminfo. No clocks.
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>

@@ -6,6 +6,7 @@
 #include <Eigen/Core>
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "kernels/kernel.hpp"
@@ -22,7 +23,7 @@ constexpr int64_t kTileN = 128;
 // All 256 e4m3 codes decoded, so kernels decode with one load per element.
 const std::array<float, 256>& e4m3_table();
 
-// Operands of one batch entry, [rows][k] row-major, filled on `threads` threads.
+// Synthetic operand codes or values, [batch][rows][k] row-major, filled on `threads` threads.
 std::vector<uint8_t> fp8_codes(uint64_t seed, uint64_t stream, int64_t batch_count, int64_t rows, int64_t k, int threads);
 std::vector<uint16_t> bf16_values(uint64_t seed, uint64_t stream, int64_t batch_count, int64_t rows, int64_t k,
                                   int threads);
