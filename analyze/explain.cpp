@@ -43,21 +43,29 @@ double relative_spread(const SeriesPoint& point) {
   return 2 * point.stddev_us / point.time_us;  // ±2σ, the same reach as a 95% interval
 }
 
-std::optional<Cause> kernel_switch(const SeriesPoint& here, const SeriesPoint& reference) {
-  if (here.kernel_name.empty() || reference.kernel_name.empty() || here.kernel_name == reference.kernel_name) {
-    return std::nullopt;
-  }
-  return Cause{CauseKind::kernel_switch,
+// A cause the data supports, or why it does not.
+struct CauseCheck {
+  std::optional<Cause> cause;
+  std::string why_not;
+};
+
+CauseCheck kernel_switch(const SeriesPoint& here, const SeriesPoint& reference) {
+  if (here.kernel_name.empty() || reference.kernel_name.empty()) return {std::nullopt, "no kernel names recorded"};
+  if (here.kernel_name == reference.kernel_name) return {std::nullopt, fmt::format("same kernel as M={}", reference.m)};
+  return {Cause{CauseKind::kernel_switch,
                fmt::format("M={} ran {} (MFU {:.3f}); M={} ran {} (MFU {:.3f})", reference.m,
                            short_kernel_name(reference.kernel_name), reference.utils, here.m,
-                           short_kernel_name(here.kernel_name), here.utils)};
+                           short_kernel_name(here.kernel_name), here.utils)},
+          ""};
 }
 
-std::optional<Cause> wave_quantization(const Series& series, std::size_t index, const SeriesPoint& reference) {
+CauseCheck wave_quantization(const Series& series, std::size_t index, const SeriesPoint& reference) {
   const SeriesPoint& here = series.points[index];
   const int sms = multiprocessor_count(series);
   const std::optional<TileShape> tile = tile_from_kernel_name(here.kernel_name);
-  if (sms <= 0 || series.n <= 0 || !tile) return std::nullopt;
+  if (sms <= 0) return {std::nullopt, "SM count unknown"};
+  if (series.n <= 0) return {std::nullopt, "N unknown"};
+  if (!tile) return {std::nullopt, "no tile shape in the kernel name"};
   const std::optional<TileShape> reference_tile = tile_from_kernel_name(reference.kernel_name);
   const Waves now = waves_of(here.m, series.n, *tile, sms);
   const Waves before = waves_of(reference.m, series.n, reference_tile.value_or(*tile), sms);
@@ -65,24 +73,31 @@ std::optional<Cause> wave_quantization(const Series& series, std::size_t index, 
   const bool crossed = index > 0 && waves_of(series.points[index - 1].m, series.n, *tile, sms).waves < now.waves;
   const double mfu_ratio = reference.utils > 0 ? here.utils / reference.utils : 1;
   const double wave_ratio = now.efficiency / before.efficiency;
+  // Emptier waves must account for at least half the MFU lost; one more wave on
+  // top of hundreds is real but explains nothing.
   const bool accounts = wave_ratio < 1 && (1 - wave_ratio) >= 0.5 * (1 - mfu_ratio);
-  if (!crossed && !accounts) return std::nullopt;
-  return Cause{CauseKind::wave_quantization,
+  if (!accounts) {
+    return {std::nullopt, fmt::format("waves {:.0f}% full vs {:.0f}% at M={}", 100 * now.efficiency,
+                                      100 * before.efficiency, reference.m)};
+  }
+  return {Cause{CauseKind::wave_quantization,
                fmt::format("{}x{} tiles: ⌈{}/{}⌉·⌈{}/{}⌉ = {} tiles on {} SMs = {} waves, {:.0f}% full{} "
                            "(M={}: {} tiles, {} waves, {:.0f}% full)",
                            tile->m, tile->n, here.m, tile->m, series.n, tile->n, now.tiles, sms, now.waves,
                            100 * now.efficiency, crossed ? "; a wave boundary falls just below this M" : "",
-                           reference.m, before.tiles, before.waves, 100 * before.efficiency)};
+                           reference.m, before.tiles, before.waves, 100 * before.efficiency)},
+          ""};
 }
 
-std::optional<Cause> noise(const SeriesPoint& here, const SeriesPoint& reference, double reference_utils) {
+CauseCheck noise(const SeriesPoint& here, const SeriesPoint& reference, double reference_utils) {
   const double spread_here = relative_spread(here), spread_reference = relative_spread(reference);
-  if (spread_here == 0 && spread_reference == 0) return std::nullopt;
+  if (spread_here == 0 && spread_reference == 0) return {std::nullopt, "no spread recorded"};
   const double drop = reference_utils > 0 ? 1 - here.utils / reference_utils : 0;
   const double combined = std::hypot(spread_here, spread_reference);
-  if (drop > combined) return std::nullopt;
-  return Cause{CauseKind::noise, fmt::format("drop {:.1f}% is within the combined 95% spread ±{:.1f}% of M={} and M={}",
-                                             100 * drop, 100 * combined, here.m, reference.m)};
+  if (drop > combined) return {std::nullopt, fmt::format("drop beyond the ±{:.1f}% spread", 100 * combined)};
+  return {Cause{CauseKind::noise, fmt::format("drop {:.1f}% is within the combined 95% spread ±{:.1f}% of M={} and M={}",
+                                             100 * drop, 100 * combined, here.m, reference.m)},
+          ""};
 }
 
 }  // namespace
@@ -103,9 +118,9 @@ std::string to_string(CauseKind kind) {
 
 std::string Explanation::summary() const {
   if (causes.empty()) {
-    return fmt::format("no supported cause: same kernel as M={}, no wave boundary, no spread or clock data "
-                       "explains it",
-                       reference_m);
+    std::string reasons;
+    for (const std::string& reason : ruled_out) reasons += (reasons.empty() ? "" : ", ") + reason;
+    return "no supported cause: " + reasons;
   }
   std::string text;
   for (const Cause& cause : causes) text += fmt::format("{}{}: {}", text.empty() ? "" : "; ", to_string(cause.kind), cause.evidence);
@@ -151,12 +166,19 @@ Explanation explain_anomaly(const Series& series, const Anomaly& anomaly) {
   explanation.reference_m = anomaly.reference_m;
   const SeriesPoint& here = series.points[anomaly.index];
   const SeriesPoint& reference = series.points[anomaly.reference_index];
-  if (auto cause = kernel_switch(here, reference)) explanation.causes.push_back(*cause);
-  if (auto cause = wave_quantization(series, anomaly.index, reference)) explanation.causes.push_back(*cause);
-  if (auto cause = noise(here, reference, anomaly.reference_utils)) explanation.causes.push_back(*cause);
+  for (const CauseCheck& check : {kernel_switch(here, reference), wave_quantization(series, anomaly.index, reference),
+                                  noise(here, reference, anomaly.reference_utils)}) {
+    if (check.cause) {
+      explanation.causes.push_back(*check.cause);
+    } else {
+      explanation.ruled_out.push_back(check.why_not);
+    }
+  }
   if (here.throttled) {
     explanation.causes.push_back({CauseKind::throttling, fmt::format("M={} was measured below the steady SM clock",
                                                                      here.m)});
+  } else {
+    explanation.ruled_out.push_back("not flagged as throttled");
   }
   return explanation;
 }

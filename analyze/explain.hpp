@@ -2,11 +2,11 @@
 // the evidence, so a reviewer can check the claim:
 //  - kernel switch: the library ran a different kernel here than at the
 //    reference (the best smaller M the rule compared against);
-//  - wave quantization: the output tiles ⌈M/tm⌉·⌈N/tn⌉ fill the last wave of SMs
-//    worse here than at the reference (a wave boundary crossed between the
-//    previous measured M and this one, or a lower wave efficiency that accounts
-//    for at least half the MFU drop); tile from the kernel name, SMs from the
-//    series (sidecar, AITER cu_num) or the device table;
+//  - wave quantization: the output tiles ⌈M/tm⌉·⌈N/tn⌉ fill the waves of SMs
+//    worse here than at the reference, by enough to account for at least half
+//    the MFU drop (the evidence says when a wave boundary falls just below this
+//    M); tile from the kernel name, SMs from the series (sidecar, AITER cu_num)
+//    or the device table;
 //  - noise: the drop lies within the measured spread of the two points
 //    (stddev or ci95 columns): the anomaly may not reproduce;
 //  - throttling: the point was measured off the steady SM clock.
@@ -35,8 +35,9 @@ struct Explanation {
   int64_t m = 0;
   int64_t reference_m = 0;
   std::vector<Cause> causes;
+  std::vector<std::string> ruled_out;  // why each other cause does not apply ("no kernel names recorded", …)
   bool explained() const { return !causes.empty(); }
-  // "kernel switch: …; wave quantization: …", or "no supported cause: …".
+  // "kernel switch: …; wave quantization: …", or "no supported cause: " and what ruled each out.
   std::string summary() const;
 };
 

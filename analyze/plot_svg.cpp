@@ -192,7 +192,10 @@ std::string render_mfu_svg(const std::vector<PlotSeries>& all, const PlotOptions
              "\n";
       legend_y += 20;
     };
-    const std::string label = series.label.size() > 30 ? series.label.substr(0, 29) + "…" : series.label;
+    // Long profile names keep their start (kernel, device) and end (shape, dtype).
+    const std::string label =
+        series.label.size() > 28 ? series.label.substr(0, 12) + "…" + series.label.substr(series.label.size() - 14)
+                                 : series.label;
     legend_entry(label, fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2"/>)",
                                     legend_x, legend_y, legend_x + 24, legend_y, colour));
     if (!series.with_best_plans.empty()) {

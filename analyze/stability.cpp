@@ -82,11 +82,11 @@ std::string format_stability(const StabilityReport& report, std::size_t list_lim
     text += fmt::format("  run {}: {} — {} of {} M flagged: {}\n", i + 1, run.label, run.flagged.size(),
                         run.measured.size(), list_ms(run.flagged, list_limit));
   }
-  text += "  Jaccard of the flagged sets:\n        ";
-  for (std::size_t j = 0; j < report.runs.size(); ++j) text += fmt::format(" run {:<3}", j + 1);
+  text += "  Jaccard of the flagged sets:\n         ";
+  for (std::size_t j = 0; j < report.runs.size(); ++j) text += fmt::format(" {:>7}", fmt::format("run {}", j + 1));
   text += "\n";
   for (std::size_t i = 0; i < report.runs.size(); ++i) {
-    text += fmt::format("  run {:<3}", i + 1);
+    text += fmt::format("    {:<5}", fmt::format("run {}", i + 1));
     for (const double value : report.jaccard[i]) text += fmt::format(" {:>7.3f}", value);
     text += "\n";
   }

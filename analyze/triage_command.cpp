@@ -70,7 +70,7 @@ int run_triage(const AnalyzeRequest& request, const TriageRequest& triage, std::
   // Series must outlive their analyses, and analyses their triage entries.
   std::vector<Series> all_series;
   for (const std::string& input : request.inputs) {
-    for (Series& series : read_series_file(input, request.read)) all_series.push_back(std::move(series));
+    for (Series& series : read_series_or_passes(input, request.read)) all_series.push_back(std::move(series));
   }
   std::vector<SeriesAnalysis> analyses;
   analyses.reserve(all_series.size());

@@ -92,7 +92,10 @@ TEST(Explain, UnsupportedAnomalySaysSo) {
   anomaly.reference_m = 128;
   const Explanation explanation = explain_anomaly(series, anomaly);
   EXPECT_FALSE(explanation.explained());
-  EXPECT_EQ(explanation.summary().rfind("no supported cause", 0), 0u);
+  EXPECT_EQ(explanation.summary(), "no supported cause: same kernel as M=128, SM count unknown, no spread recorded, "
+                                   "not flagged as throttled");
+  for (SeriesPoint& point : series.points) point.kernel_name.clear();
+  EXPECT_NE(explain_anomaly(series, anomaly).summary().find("no kernel names recorded"), std::string::npos);
 }
 
 TEST(Explain, Rtx4090CliffAt2180IsAKernelSwitch) {
