@@ -12,7 +12,7 @@ namespace shapescope::analyze {
 
 namespace {
 
-using GroupKey = std::tuple<std::string, int64_t, int64_t, int64_t, std::string>;
+using GroupKey = std::tuple<std::string, int64_t, int64_t, int64_t>;
 
 // The label a kernel goes by in the table: its registry / library name when that
 // tells the group's profiles apart, else the profile's name.
@@ -31,11 +31,11 @@ DispatchTable build_table(const std::vector<const Series*>& group, const SplitOp
   DispatchTable table;
   const Series& first = *group.front();
   table.device = first.device;
-  table.dtype = first.dtype;
   table.n = first.n;
   table.k = first.k;
   table.batch_count = first.batch_count;
   table.kernels = kernel_labels(group);
+  for (const Series* series : group) table.dtypes.push_back(series->dtype);
 
   // Every M any kernel measured, with each kernel's point index there.
   std::map<int64_t, std::vector<std::pair<std::size_t, std::size_t>>> at_m;  // M → (kernel, point index)
@@ -101,7 +101,7 @@ std::vector<DispatchTable> build_dispatch_tables(const std::vector<const Series*
   std::map<GroupKey, std::vector<const Series*>> groups;
   std::vector<GroupKey> order;  // groups in input order
   for (const Series* one : series) {
-    const GroupKey key{one->device, one->n, one->k, one->batch_count, one->dtype};
+    const GroupKey key{one->device, one->n, one->k, one->batch_count};
     if (groups.find(key) == groups.end()) order.push_back(key);
     groups[key].push_back(one);
   }
@@ -117,9 +117,13 @@ nlohmann::json dispatch_json(const std::vector<DispatchTable>& tables, const Spl
                          {"launch_overhead_us", options.launch_overhead_us},
                          {"tables", nlohmann::json::array()}};
   for (const DispatchTable& table : tables) {
-    nlohmann::json entry = {{"device", table.device}, {"dtype", table.dtype},     {"n", table.n},
-                            {"k", table.k},           {"batch_count", table.batch_count},
-                            {"kernels", table.kernels}, {"ranges", nlohmann::json::array()}};
+    nlohmann::json kernels = nlohmann::json::array();
+    for (std::size_t i = 0; i < table.kernels.size(); ++i) {
+      kernels.push_back({{"name", table.kernels[i]}, {"dtype", table.dtypes[i]}});
+    }
+    nlohmann::json entry = {{"device", table.device},           {"n", table.n},
+                            {"k", table.k},                     {"batch_count", table.batch_count},
+                            {"kernels", std::move(kernels)},    {"ranges", nlohmann::json::array()}};
     for (const DispatchRange& range : table.ranges) {
       nlohmann::json row = {{"m_first", range.m_first},
                             {"m_last", range.m_last},

@@ -1,12 +1,14 @@
 // `analyze --dispatch out.json`: what a serving engine should run at each M.
-// Profiles are grouped by (device, N, K, batch count, dtype): each group's
-// profiles are its kernel set. For every M of the group's sweep the table names
-// the fastest way to do that GEMM — run one of the kernels, split M into
-// measured sizes (the split search's k-way / halves / study pair), or pad up to
-// a larger measured M — and joins consecutive M with the same kernel and action
-// into ranges. A split or pad is chosen only when its predicted time beats the
-// best single launch × split_ratio (the same bar as the split search).
-// The JSON schema is docs/dispatch_schema.md.
+// Profiles are grouped by (device, N, K, batch count): each group's profiles
+// are its kernel set, whatever their dtypes (which numerics are acceptable is
+// the caller's choice of inputs; the table records each kernel's dtype). For
+// every M of the group's sweep the table names the fastest way to do that GEMM
+// — run one of the kernels, split M into measured sizes (the split search's
+// k-way / halves / study pair), or pad up to a larger measured M — and joins
+// consecutive M with the same kernel and action into ranges. A split or pad is
+// chosen only when its predicted time beats the best single launch ×
+// split_ratio (the same bar as the split search). The JSON schema is
+// docs/dispatch_schema.md.
 #pragma once
 
 #include <cstdint>
@@ -40,13 +42,14 @@ struct DispatchRange {
 };
 
 struct DispatchTable {
-  std::string device, dtype;
+  std::string device;
   int64_t n = 0, k = 0, batch_count = 1;
   std::vector<std::string> kernels;  // the kernel set, in input order
+  std::vector<std::string> dtypes;   // of each kernel
   std::vector<DispatchRange> ranges;
 };
 
-// One table per (device, N, K, batch count, dtype) group of `series`.
+// One table per (device, N, K, batch count) group of `series`.
 std::vector<DispatchTable> build_dispatch_tables(const std::vector<const Series*>& series,
                                                  const SplitOptions& options);
 
