@@ -47,7 +47,10 @@ std::vector<OutputIndex> sample_output(const GemmShape& shape, int64_t max_eleme
   // Rows and columns in proportion to the output's aspect ratio.
   const int64_t row_count = std::llround(std::sqrt(double(per_batch) * double(shape.m) / double(shape.n)));
   const std::vector<int64_t> rows = spread(shape.m, row_count);
-  const std::vector<int64_t> cols = spread(shape.n, per_batch / int64_t(rows.size()));
+  // The reference dequantizes a K-long B row per sampled column: at most a quarter of the
+  // budget in columns keeps small-M checks (one row, thousands of columns) cheap.
+  const int64_t col_count = std::min(per_batch / int64_t(rows.size()), std::max<int64_t>(2, per_batch / 4));
+  const std::vector<int64_t> cols = spread(shape.n, col_count);
   for (int64_t b : batches)
     for (int64_t row : rows)
       for (int64_t col : cols) indices.push_back({b, row, col});

@@ -43,6 +43,16 @@ TEST(SampleOutput, LargeOutputsGetABoundedDeterministicSpreadWithEdges) {
   for (size_t i = 0; i < indices.size(); ++i) EXPECT_EQ(again[i].col, indices[i].col);
 }
 
+TEST(SampleOutput, OneRowOutputsBoundTheColumnsTheReferenceMustDequantize) {
+  const GemmShape shape{1, 14336, 4096, 1};
+  const auto indices = sample_output(shape, 4096);
+  std::set<int64_t> cols;
+  for (const auto& i : indices) cols.insert(i.col);
+  EXPECT_LE(cols.size(), 1024u);
+  EXPECT_GE(cols.size(), 512u);
+  EXPECT_TRUE(cols.count(0) && cols.count(shape.n - 1));
+}
+
 TEST(Reference, OperandsAreTheDequantizedSyntheticValues) {
   const ReferenceProblem problem{OperandFormat::fp8_blockscale, {4, 300, 260, 2}, 11, 22};
   // Column 129 of batch 1, row 3 lies in A's second 1x128 group and B's (row 200) block (1, 1).
