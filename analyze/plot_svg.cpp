@@ -21,7 +21,7 @@ const std::vector<std::string>& palette() {
 constexpr const char* kAnomalyColour = "#D62728";
 
 struct Frame {
-  double left = 80, right = 0, top = 50, bottom = 0;  // plot area in pixels
+  double left = 80, right = 0, top = 62, bottom = 0;  // plot area in pixels
   double m_low = 1, m_high = 1, mfu_high = 1;
   bool log_m = false;
   double x(double m) const {
@@ -70,6 +70,20 @@ std::string polyline(const std::vector<PlotPoint>& points, const Frame& frame, c
   return fmt::format(R"(<polyline fill="none" stroke="{}" stroke-width="{}"{} points="{}"/>)", colour,
                      dashed ? 1.6 : 1.2, dashed ? R"( stroke-dasharray="6 3")" : "", coordinates) +
          "\n";
+}
+
+// The part of the labels that all series share, cut at a '_' so that the
+// legend shows what tells them apart (kernel, pass) rather than the shape.
+std::string shared_label_prefix(const std::vector<PlotSeries>& all) {
+  if (all.size() < 2) return "";
+  std::string prefix = all.front().label;
+  for (const PlotSeries& series : all) {
+    std::size_t length = 0;
+    while (length < prefix.size() && length < series.label.size() && prefix[length] == series.label[length]) ++length;
+    prefix.resize(length);
+  }
+  const std::size_t cut = prefix.rfind('_');
+  return cut == std::string::npos ? "" : prefix.substr(0, cut + 1);
 }
 
 }  // namespace
@@ -173,6 +187,12 @@ std::string render_mfu_svg(const std::vector<PlotSeries>& all, const PlotOptions
          "\n";
 
   // Data, then the legend.
+  const std::string shared = shared_label_prefix(all);
+  if (!shared.empty()) {
+    svg += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" fill="#555">profiles {}…</text>)", frame.left, frame.top - 10,
+                       xml_escape(shared)) +
+           "\n";
+  }
   double legend_y = frame.top + 8;
   const double legend_x = frame.right + 16;
   for (std::size_t s = 0; s < all.size(); ++s) {
@@ -192,10 +212,9 @@ std::string render_mfu_svg(const std::vector<PlotSeries>& all, const PlotOptions
              "\n";
       legend_y += 20;
     };
-    // Long profile names keep their start (kernel, device) and end (shape, dtype).
-    const std::string label =
-        series.label.size() > 28 ? series.label.substr(0, 12) + "…" + series.label.substr(series.label.size() - 14)
-                                 : series.label;
+    // Long names keep their start (kernel, device) and end (shape, dtype).
+    const std::string own = series.label.substr(shared.size());
+    const std::string label = own.size() > 28 ? own.substr(0, 12) + "…" + own.substr(own.size() - 14) : own;
     legend_entry(label, fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2"/>)",
                                     legend_x, legend_y, legend_x + 24, legend_y, colour));
     if (!series.with_best_plans.empty()) {
