@@ -27,12 +27,8 @@ int run_analyze(const AnalyzeRequest& request, std::ostream& out) {
                            {"options", analysis_options_json(request.analysis)},
                            {"m_weights", request.m_weights_path},
                            {"series", nlohmann::json::array()}};
-  // Series must outlive their analyses: keep every file's series alive here.
-  std::vector<std::vector<Series>> files;
-  files.reserve(request.inputs.size());
   for (const std::string& input : request.inputs) {
-    files.push_back(read_series_file(input, request.read));
-    for (const Series& series : files.back()) {
+    for (const Series& series : read_series_file(input, request.read)) {
       const SeriesAnalysis analysis = analyze_series(series, request.analysis, weights);
       print_series_summary(out, analysis, request.analysis, request.top_n);
       for (const auto& path : write_study_outputs(analysis, request.out_dir, request.analysis.check_split)) {
