@@ -66,6 +66,9 @@ int main(int argc, char** argv) {
   app.add_option("--report", triage.report_path, "write the triage report: out.html (self-contained) or out.md");
   app.add_option("--dispatch", triage.dispatch_path,
                  "write the best kernel/split/pad per M as JSON (docs/dispatch_schema.md)");
+  app.add_option("--explain", triage.explain_top,
+                 "anomalies per profile (worst drops first) printed with their causes; 0: none")
+      ->capture_default_str();
   app.add_option("--verify-results", triage.verify_results_path,
                  "profile --verify-plans output to show in the report")
       ->check(CLI::ExistingFile);
@@ -76,7 +79,7 @@ int main(int argc, char** argv) {
     // --stability alone needs no other profile: its runs are the input.
     const bool stability_only = request.inputs.empty() && request.compare.empty() && !triage.stability.empty();
     int code = stability_only ? 0 : run_analyze(request, std::cout);
-    if (code == 0 && triage.any()) code = run_triage(request, triage, std::cout);
+    if (code == 0 && triage.any(request)) code = run_triage(request, triage, std::cout);
     return code;
   } catch (const CLI::ParseError& error) {
     return app.exit(error);

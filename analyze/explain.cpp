@@ -81,8 +81,8 @@ CauseCheck wave_quantization(const Series& series, std::size_t index, const Seri
                                       100 * before.efficiency, reference.m)};
   }
   return {Cause{CauseKind::wave_quantization,
-               fmt::format("{}x{} tiles: ⌈{}/{}⌉·⌈{}/{}⌉ = {} tiles on {} SMs = {} waves, {:.0f}% full{} "
-                           "(M={}: {} tiles, {} waves, {:.0f}% full)",
+               fmt::format("{}x{} tiles: ⌈{}/{}⌉·⌈{}/{}⌉ = {} tiles on {} SMs = {} wave(s), {:.0f}% full{} "
+                           "(M={}: {} tiles, {} wave(s), {:.0f}% full)",
                            tile->m, tile->n, here.m, tile->m, series.n, tile->n, now.tiles, sms, now.waves,
                            100 * now.efficiency, crossed ? "; a wave boundary falls just below this M" : "",
                            reference.m, before.tiles, before.waves, 100 * before.efficiency)},

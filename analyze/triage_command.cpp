@@ -36,8 +36,8 @@ void print_causes(std::ostream& out, const SeriesTriage& triage, std::size_t top
   });
   std::size_t explained = 0;
   for (const Explanation& explanation : triage.explanations) explained += explanation.explained();
-  fmt::print(out, "  causes ({} of {} anomalies have a supported cause; worst drops first):\n", explained,
-             findings.size());
+  fmt::print(out, "{}\n  causes ({} of {} anomalies have a supported cause; worst drops first):\n",
+             triage.analysis->series->name, explained, findings.size());
   for (std::size_t rank = 0; rank < order.size() && rank < top; ++rank) {
     const std::size_t i = order[rank];
     fmt::print(out, "    M={:<7} -{:.1f}%  {}\n", findings[i].anomaly.m, 100 * findings[i].anomaly.drop(),
@@ -52,8 +52,9 @@ void write_text(const std::string& path, const std::string& text, std::ostream& 
 
 }  // namespace
 
-bool TriageRequest::any() const {
-  return !stability.empty() || !plot_path.empty() || !report_path.empty() || !dispatch_path.empty();
+bool TriageRequest::any(const AnalyzeRequest& request) const {
+  return (explain_top > 0 && !request.inputs.empty()) || !stability.empty() || !plot_path.empty() ||
+         !report_path.empty() || !dispatch_path.empty();
 }
 
 int run_triage(const AnalyzeRequest& request, const TriageRequest& triage, std::ostream& out) {
@@ -80,7 +81,6 @@ int run_triage(const AnalyzeRequest& request, const TriageRequest& triage, std::
   for (const Series& series : all_series) analyses.push_back(analyze_series(series, request.analysis, weights));
   for (const SeriesAnalysis& analysis : analyses) {
     report.series.push_back({&analysis, explain_anomalies(*analysis.series, anomalies_of(analysis))});
-    fmt::print(out, "{}\n", analysis.series->name);
     print_causes(out, report.series.back(), triage.explain_top);
   }
 

@@ -19,7 +19,8 @@ struct TriageRequest {
   std::string dispatch_path;           // JSON, docs/dispatch_schema.md
   std::string verify_results_path;     // profile --verify-plans output, shown in the report
   std::size_t explain_top = 10;        // anomalies per series whose causes are printed
-  bool any() const;
+  // Whether run_triage has anything to do for `request` (causes are printed for any profile).
+  bool any(const AnalyzeRequest& request) const;
 };
 
 // Prints the causes of each series' worst anomalies and writes what `triage`

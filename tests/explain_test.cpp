@@ -59,7 +59,7 @@ TEST(Explain, WaveBoundaryCrossedIsACause) {
   const Explanation explanation = explain_anomaly(series, anomaly);
   ASSERT_EQ(explanation.causes.size(), 1u);
   EXPECT_EQ(explanation.causes[0].kind, CauseKind::wave_quantization);
-  EXPECT_NE(explanation.causes[0].evidence.find("6 tiles on 4 SMs = 2 waves"), std::string::npos)
+  EXPECT_NE(explanation.causes[0].evidence.find("6 tiles on 4 SMs = 2 wave(s)"), std::string::npos)
       << explanation.causes[0].evidence;
 }
 
