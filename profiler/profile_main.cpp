@@ -9,6 +9,7 @@
 #include "profiler/interrupt.hpp"
 #include "profiler/summary_table.hpp"
 #include "profiler/sweep_setup.hpp"
+#include "profiler/verify_plans.hpp"
 
 namespace {
 
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   profiler::ProfileRequest request;
   request.command_line = joined_command_line(argc, argv);
   bool list_kernels = false, list_models = false;
+  profiler::VerifyRequest verify;
 
   CLI::App app{"shapescope profile: sweep M over a model layer's GEMM shapes and write one MFU CSV per (kernel, shape)"};
   app.add_option("--model", request.model, "model from the catalog (see --list-models), or the name for --hf-config");
@@ -60,6 +62,11 @@ int main(int argc, char** argv) {
   app.add_option("--cut-scale-block", request.cut_scale_block,
                  "refuse | allow a TP split that cuts a 128x128 scale block")->capture_default_str();
   app.add_flag("--progress", request.progress, "draw the progress bar even when stderr is not a terminal");
+  app.add_option("--verify-plans", verify.report_path,
+                 "run the split plans of analyze's JSON report on the GPU (serial and two streams) instead of a sweep");
+  app.add_option("--verify-out", verify.out_path, "where --verify-plans writes its results (default: REPORT.verify.json)");
+  app.add_option("--verify-max-plans", verify.max_plans_per_series,
+                 "plans verified per series, largest predicted gain first")->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -73,6 +80,18 @@ int main(int argc, char** argv) {
     if (list_kernels || list_models) {
       if (list_kernels) fmt::print("{}", profiler::list_kernels_text());
       if (list_models) fmt::print("{}", profiler::list_models_text());
+      return 0;
+    }
+    if (!verify.report_path.empty()) {
+      profiler::register_all_kernels();
+      const auto device = kernels::make_cuda_device();
+      if (!device) throw UserError("--verify-plans needs a GPU: " + kernels::cuda_unavailable_reason());
+      verify.measure = request.measure;
+      verify.seed = request.seed;
+      const analyze::VerifyResults results = profiler::verify_plans(*device, verify);
+      fmt::print("verify-plans: {} plans on {}: {} confirmed, {} weaker, {} refuted -> {}\n", results.plans.size(),
+                 results.device, results.count("confirmed"), results.count("weaker"), results.count("refuted"),
+                 results.source);
       return 0;
     }
     request.progress = request.progress || isatty(STDERR_FILENO);

@@ -7,7 +7,7 @@
 set -uo pipefail
 build=${1:?build folder, e.g. build-cuda}
 out=${2:?output folder}
-filter=${3:-CudaBackend.*}
+filter=${3:-Cuda*}
 mkdir -p "$out"
 # The device image may lack OpenMP's runtime: fall back on the copy carried in BUILD_DIR/devlib.
 if ! ldconfig -p | grep -q libgomp.so.1 && [ -d "$build/devlib" ]; then
