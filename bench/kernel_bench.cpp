@@ -155,8 +155,10 @@ class CleanFlushDevice final : public kernels::Device {
 };
 #endif
 
-std::vector<Point> run_shape(kernels::Device& device, const ShapeCase& shape_case, const std::string& kernel_name,
-                             const std::vector<int64_t>& ms, const profiler::MeasureOptions& options, uint64_t& seed) {
+// Sessions open on `device` (kernels need the CUDA device itself); points are timed on `measured_on`.
+std::vector<Point> run_shape(kernels::Device& device, kernels::Device& measured_on, const ShapeCase& shape_case,
+                             const std::string& kernel_name, const std::vector<int64_t>& ms,
+                             const profiler::MeasureOptions& options, uint64_t& seed) {
   std::vector<Point> points;
   const kernels::KernelEntry& entry = kernels::find_kernel(kernel_name);
   std::unique_ptr<kernels::GemmSession> session;
@@ -185,7 +187,7 @@ std::vector<Point> run_shape(kernels::Device& device, const ShapeCase& shape_cas
         point.min_bytes = gemm->min_bytes();
         point.note = gemm->launch_name();
         point.status = check.passed(1e-2) ? "ok" : "numerical_fail";
-        const profiler::Measurement measurement = profiler::measure(device, *gemm, options);
+        const profiler::Measurement measurement = profiler::measure(measured_on, *gemm, options);
         point.median_us = measurement.median_us;
         point.samples = measurement.samples;
       } catch (const kernels::UnsupportedShape& refused) {
@@ -358,11 +360,11 @@ int run(int argc, char** argv) {
     for (const ShapeCase& shape : found->second) {
       shapes.push_back(shape);
       for (const auto& kernel : ours) {
-        const auto shape_points = run_shape(measured_on, shape, kernel, ms, options, seed);
+        const auto shape_points = run_shape(*device, measured_on, shape, kernel, ms, options, seed);
         points.insert(points.end(), shape_points.begin(), shape_points.end());
       }
       for (const auto& kernel : baselines) {
-        const auto shape_points = run_shape(measured_on, shape, kernel, ms, options, seed);
+        const auto shape_points = run_shape(*device, measured_on, shape, kernel, ms, options, seed);
         points.insert(points.end(), shape_points.begin(), shape_points.end());
       }
       std::fprintf(stderr, "  %s done\n", shape.label.c_str());

@@ -32,20 +32,25 @@ TEST(Fp8BlockscaleConfig, SplitsCoverEveryKBlockOnceAndNoneIsEmpty) {
   }
 }
 
-TEST(Fp8BlockscaleConfig, SmallMSplitsFewTilesAndSplitsLessAsReductionsGrow) {
+TEST(Fp8BlockscaleConfig, SplitsLessAsReductionsGrow) {
   for (const WeightCase& w : kDeepSeekTp8) {
     SCOPED_TRACE("N=" + std::to_string(w.n) + " K=" + std::to_string(w.k));
     const Fp8BlockscaleConfig one = choose_fp8_blockscale_config(GemmShape{1, w.n, w.k, 1}, kH100Sms);
     const Fp8BlockscaleConfig sixty_four = choose_fp8_blockscale_config(GemmShape{64, w.n, w.k, 1}, kH100Sms);
     EXPECT_EQ(one.block_m, 64);
     EXPECT_LE(sixty_four.split_k, one.split_k);  // each split adds M x N reductions
-    // A grid of fewer CTAs than SMs leaves HBM bandwidth unused: split unless K has one block.
-    if (ceil_div(w.n, 128) < kH100Sms / 2 && ceil_div(w.k, 128) >= 4) {
-      EXPECT_GT(one.split_k, 1);
-    }
   }
-  // 4 tiles and 56 K blocks (DeepSeek-V3 MoE gate_up at TP8): split deeply at M=1.
-  EXPECT_GE(choose_fp8_blockscale_config(GemmShape{1, 512, 7168, 1}, kH100Sms).split_k, 8);
+}
+
+// What the H100 measurements behind the cost model showed (docs/KERNEL_NOTES.md).
+TEST(Fp8BlockscaleConfig, SplitsWhereMeasurementsSaidItPays) {
+  const auto split_at = [](int64_t m, int64_t n, int64_t k) {
+    return choose_fp8_blockscale_config(GemmShape{m, n, k, 1}, kH100Sms).split_k;
+  };
+  EXPECT_EQ(split_at(1, 7168, 256), 1);    // 2 K blocks: split 2 ran 11.8 us against 6.5 us
+  EXPECT_GT(split_at(1, 4608, 7168), 1);   // 36 tiles of 56 K blocks: one CTA would stream ~40 us
+  EXPECT_GE(split_at(1, 512, 7168), 8);    // 4 tiles of 56 K blocks
+  EXPECT_EQ(split_at(128, 7168, 2048), 1); // 128 rows of reductions cost more than the split saves (52 us)
 }
 
 TEST(Fp8BlockscaleConfig, LargeMNeedsNoSplit) {

@@ -30,30 +30,35 @@ struct Fp8BlockscaleConfig {
 constexpr int kFp8BlockK = 128;
 constexpr int kFp8SmallMLimit = 64;
 
-// A cost model of the weight-streaming (small-M) grid, in µs, calibrated on an H100
-// (docs/KERNEL_NOTES.md): each wave of CTAs takes the longer of moving its weight bytes at
-// HBM speed and one CTA streaming its own K blocks with its pipeline's bytes in flight,
-// plus a fixed start-up; split-K adds one 8-byte L2 reduction per output pair and split.
-struct StreamingCostModel {
-  double hbm_bytes_per_us = 3.0e6;       // measured device-to-device copy bandwidth
-  double cta_bytes_per_us = 32000;       // 48 KB in flight per CTA over ~1.5 µs of loaded latency
+// A cost model of the grid, in µs, calibrated on an H100 with kernel_bench
+// (docs/KERNEL_NOTES.md). Each wave of CTAs takes the longer of moving its weight bytes
+// at HBM speed and one CTA working through its K blocks (a CTA's loop is serial: copy
+// wait, barrier, wgmma, wait, promotion), plus a start-up. Split-K adds a fixed cost
+// (reductions drained by a fence, an arrival counter, the last CTA's pass) and one
+// 8-byte L2 reduction per output pair and split.
+struct GridCostModel {
+  double hbm_bytes_per_us = 3.0e6;    // measured device-to-device copy bandwidth
+  double streaming_kblock_us = 0.68;  // 64-row tile: 16 KB of B per K block at ~24 GB/s per CTA
+  double compute_kblock_us = 1.2;     // 128-row tile: 4.2 MFLOP per K block at ~3.6 TFLOP/s per SM
   double wave_startup_us = 2.0;
-  double reductions_per_us = 37000;      // float2 reductions into L2 (M=64, N=7168, split 4 took ~25 µs)
-  double kblock_bytes = 128.0 * 128.0;   // B bytes per K block of one CTA
+  double split_fixed_us = 5.0;        // M=1, N=7168, K=256: split 2 ran 11.8 µs, split 1 6.5 µs
+  double reductions_per_us = 15000;   // N=7168, K=2048: M=16 split 2 ran 8 µs over M=1 split 2
+  double kblock_bytes = 128.0 * 128.0;
 
-  double microseconds(int64_t m, int64_t n, int64_t tiles, int64_t kblocks, int64_t split,
+  double microseconds(const GemmShape& shape, int block_m, int64_t tiles, int64_t kblocks, int64_t split,
                       int64_t resident_ctas) const {
     const int64_t per_split = (kblocks + split - 1) / split;
     const int64_t used_splits = (kblocks + per_split - 1) / per_split;
     const int64_t ctas = tiles * used_splits;
+    const double kblock_us = block_m == 64 ? streaming_kblock_us : compute_kblock_us;
     double total = 0;
     for (int64_t done = 0; done < ctas; done += resident_ctas) {
       const double wave_ctas = double(std::min(resident_ctas, ctas - done));
-      total += std::max(wave_ctas * double(per_split) * kblock_bytes / hbm_bytes_per_us,
-                        double(per_split) * kblock_bytes / cta_bytes_per_us) +
+      total += std::max(wave_ctas * double(per_split) * kblock_bytes / hbm_bytes_per_us, double(per_split) * kblock_us) +
                wave_startup_us;
     }
-    if (used_splits > 1) total += double(m) * double(n) / 2.0 * double(used_splits) / reductions_per_us;
+    if (used_splits > 1)
+      total += split_fixed_us + double(shape.m) * double(shape.n) / 2.0 * double(used_splits) / reductions_per_us;
     return total;
   }
 };
@@ -65,20 +70,16 @@ inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, 
   const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
   const int64_t resident_ctas = int64_t(multiprocessors) * config.ctas_per_sm();
   int64_t split = 1;
-  if (config.block_m == 64 && kblocks > 0) {
-    // Streaming: the split the cost model likes best (the smallest among equals).
-    const StreamingCostModel model;
-    double best = model.microseconds(shape.m, shape.n, tiles, kblocks, 1, resident_ctas);
+  if (kblocks > 1) {  // the split the cost model likes best (the smallest among near-equals)
+    const GridCostModel model;
+    double best = model.microseconds(shape, config.block_m, tiles, kblocks, 1, resident_ctas);
     for (int64_t candidate = 2; candidate <= kblocks; ++candidate) {
-      const double cost = model.microseconds(shape.m, shape.n, tiles, kblocks, candidate, resident_ctas);
-      if (cost < best * 0.99) {
+      const double cost = model.microseconds(shape, config.block_m, tiles, kblocks, candidate, resident_ctas);
+      if (cost < best * 0.97) {
         best = cost;
         split = candidate;
       }
     }
-  } else if (tiles < resident_ctas) {
-    // Compute-bound tiles: as many splits as fit in one wave (a partial second wave costs a whole pass).
-    split = std::min<int64_t>(kblocks, std::max<int64_t>(1, resident_ctas / tiles));
   }
   const int64_t per_split = (kblocks + split - 1) / std::max<int64_t>(split, 1);
   config.kblocks_per_split = int(std::max<int64_t>(per_split, 1));
