@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numbers>
 
 #include <fmt/format.h>
@@ -51,6 +52,23 @@ struct Reference {
   std::vector<std::string> kernels;  // what ran at the window's upper half
 };
 
+// The robust relative spread (1.4826 × MAD → σ for normal noise) of the window's
+// MFU around the median of the batches that ran the same kernel: repeated runs
+// of one kernel at nearby M are the closest thing to repeated measurements, and
+// a library alternating between a fast and a slow kernel (e.g. by M mod 8) is
+// structure, not noise. Without kernel names the window is one group.
+double measurement_spread(const Series& series, const std::vector<std::size_t>& window) {
+  std::map<std::string, std::vector<double>> by_kernel;
+  for (const std::size_t j : window) by_kernel[series.points[j].kernel_name].push_back(series.points[j].utils);
+  std::vector<double> deviations;
+  for (const auto& [kernel, utils] : by_kernel) {
+    if (utils.size() < 2) continue;  // a lone point has no spread of its own
+    const double middle = median(utils);
+    for (const double u : utils) deviations.push_back(std::abs(u / middle - 1));
+  }
+  return deviations.empty() ? 0 : 1.4826 * median(deviations);
+}
+
 Reference make_reference(const Series& series, const std::vector<std::size_t>& window, double q) {
   const auto& points = series.points;
   std::vector<double> utils;
@@ -58,9 +76,7 @@ Reference make_reference(const Series& series, const std::vector<std::size_t>& w
   Reference reference;
   reference.envelope = quantile(utils, q);
   const double middle = median(utils);
-  std::vector<double> deviations;
-  for (const double u : utils) deviations.push_back(std::abs(u / middle - 1));
-  reference.spread = middle > 0 ? 1.4826 * median(deviations) : 0;  // MAD → σ for normal noise
+  reference.spread = measurement_spread(series, window);
 
   double best_gap = INFINITY;
   std::vector<double> window_sigma;

@@ -18,7 +18,9 @@
 //    the combined uncertainty of the bar (the envelope's standard error) and of
 //    the run's mean. Uncertainty comes from the profile's ci95_us (or stddev_us)
 //    where present; otherwise it is estimated from the data, as the robust
-//    spread (1.4826 × MAD, relative) of the window. z is set so that a profile
+//    spread (1.4826 × MAD, relative) of the window around the median of the
+//    batches that ran the same kernel (a library alternating between a fast and
+//    a slow kernel is structure, not noise). z is set so that a profile
 //    of n points gets a false alarm from noise alone with probability
 //    `false_alarm_rate` (Bonferroni over the n tests): the normal quantile
 //    Φ⁻¹(1 − rate / n) for stated uncertainties, Student's t with w − 1 degrees

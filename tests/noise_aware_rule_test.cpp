@@ -105,6 +105,20 @@ TEST(NoiseAwareRule, KernelSwitchNeedsOnlyADropBeyondNoise) {
   EXPECT_TRUE(noise_aware_anomalies(series, {}).empty()) << "without the switch, a lone shallow point is noise";
 }
 
+TEST(NoiseAwareRule, AlternatingKernelsAreStructureNotNoise) {
+  // The library picks a slow kernel at every other M (e.g. by M mod 8): judged as one
+  // group the window would look 30% noisy and hide it; per kernel it is 1% noise.
+  Series series = noisy_series(400, 0.01, [](std::size_t) { return 0.7; });
+  for (std::size_t i = 0; i < series.points.size(); ++i) series.points[i].kernel_name = "fast";
+  for (std::size_t i = 201; i < 300; i += 2) {
+    series.points[i].kernel_name = "slow";
+    inject_step(series, i, 1, 0.72);
+  }
+  std::set<int64_t> slow;
+  for (std::size_t i = 201; i < 300; i += 2) slow.insert(series.points[i].m);
+  EXPECT_EQ(flagged_ms(noise_aware_anomalies(series, {})), slow);
+}
+
 TEST(NoiseAwareRule, RejectsUnusableOptions) {
   const Series series = noisy_series(50, 0.01, [](std::size_t) { return 0.7; });
   NoiseAwareOptions options;
@@ -188,6 +202,16 @@ TEST_F(SharedProfiles, DetectionLimitFollowsTheLocalNoise) {
   };
   EXPECT_EQ(flagged_in_step(0.8), 0u);
   EXPECT_EQ(flagged_in_step(0.7), 64u);
+}
+
+TEST_F(SharedProfiles, A800AlternatingKernelDipsAreFlagged) {
+  // From M=968 to 1024 the library alternates a 0.52-MFU kernel (M % 8 == 0) with a 0.71 one.
+  const Series series = read_series_file(
+      shared_file("fairyspeed/torchgemm_NVIDIA_A800_80GB_PCIe_torch_2.5.1+cu124_K4096_N4096_float16.csv").string(), {})
+                            .at(0);
+  const std::set<int64_t> flagged = flagged_ms(noise_aware_anomalies(series, {}));
+  for (int64_t m = 968; m <= 1024; m += 8) EXPECT_TRUE(flagged.count(m)) << "M=" << m;
+  for (int64_t m = 972; m <= 1020; m += 8) EXPECT_FALSE(flagged.count(m)) << "M=" << m;
 }
 
 TEST_F(SharedProfiles, Rtx4090KernelSwitchCliffAt2180IsFlagged) {
