@@ -58,10 +58,6 @@ std::vector<Series> read_aiter_csv(const csv::Table& table, const std::string& p
     SeriesPoint point;
     point.line = table.row_lines[row];
     point.m = record.integer("M");
-    if (point.m < 1) {
-      throw UserError(fmt::format("{}: M is {}; it must be at least 1, fix or remove the row", record.where(),
-                                  point.m));
-    }
     point.time_us = record.positive_time("us");
     point.tflops = record.number("tflops");
     point.utils = point.tflops / series.peak_tflops;

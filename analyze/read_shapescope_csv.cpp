@@ -84,7 +84,6 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
       throw UserError(fmt::format("{}: kernel_time is {} on a measured (throttled) row; it must be positive", where,
                                   parsed.kernel_time_us));
     }
-    if (parsed.m < 1) throw UserError(fmt::format("{}: m is {}; it must be at least 1, fix the row", where, parsed.m));
     const Key key{parsed.kernel, parsed.device, parsed.dtype, parsed.n, parsed.k, parsed.batch_count};
     auto [found, inserted] = index_of.emplace(key, all.size());
     if (inserted) {

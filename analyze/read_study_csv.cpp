@@ -7,12 +7,9 @@
 #include <optional>
 #include <string_view>
 
-#include <fmt/format.h>
-
 #include "analyze/csv_fields.hpp"
 #include "analyze/readers.hpp"
 #include "common/device_peaks.hpp"
-#include "common/user_error.hpp"
 
 namespace shapescope::analyze {
 
@@ -103,10 +100,6 @@ std::vector<Series> read_study_csv(const csv::Table& table, const std::string& p
     SeriesPoint point;
     point.line = table.row_lines[row];
     point.m = record.integer("batch");
-    if (point.m < 1) {
-      throw UserError(fmt::format("{}: batch is {}; M must be at least 1, fix or remove the row", record.where(),
-                                  point.m));
-    }
     point.time_us = record.positive_time("kernel_time");
     point.tflops = record.number("flops");
     point.utils = record.number("utils");

@@ -44,6 +44,10 @@ void finalize_series(Series& series, Dedup dedup) {
   std::vector<SeriesPoint> rows = std::move(series.points);
   series.points.clear();
   for (SeriesPoint& row : rows) {
+    if (row.m < 1) {
+      throw UserError(fmt::format("{}:{}: M is {}; it must be at least 1, fix or remove the row", series.source,
+                                  row.line, row.m));
+    }
     if (row.status == kStatusThrottled) row.throttled = true;
     (usable(row) ? series.points : series.excluded).push_back(std::move(row));
   }

@@ -9,7 +9,7 @@ namespace shapescope::analyze {
 // `series.points` holds the rows as read (any order, duplicates, any status).
 // Afterwards: points are ok/throttled, sorted by m, one per m (chosen by `dedup`,
 // each duplicate recorded); other statuses are in `excluded`. Throws UserError
-// when no usable point is left.
+// on an M below 1 and when no usable point is left.
 void finalize_series(Series& series, Dedup dedup);
 
 }  // namespace shapescope::analyze

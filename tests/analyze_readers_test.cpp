@@ -186,6 +186,8 @@ TEST(Readers, BadInputNamesTheFileLineAndTheFix) {
     EXPECT_NE(message.find("t.csv:3"), std::string::npos) << bad_time << ": " << message;
     EXPECT_NE(message.find("kernel_time"), std::string::npos) << message;
   }
+  EXPECT_NE(error_of(dir.write("z.csv", "batch,kernel_time,flops,utils\n1,1,1,1\n0,1,1,1\n")).find("z.csv:3: M is 0"),
+            std::string::npos);
   const std::string missing = error_of(dir.write("m.csv", "batch,kernel_time,flops\n1,2,3\n"));
   EXPECT_NE(missing.find("utils"), std::string::npos) << missing;
   EXPECT_NE(missing.find("study"), std::string::npos) << missing;
