@@ -62,6 +62,11 @@ int main(int argc, char** argv) {
   app.add_option("--cut-scale-block", request.cut_scale_block,
                  "refuse | allow a TP split that cuts a 128x128 scale block")->capture_default_str();
   app.add_flag("--progress", request.progress, "draw the progress bar even when stderr is not a terminal");
+  app.add_option("--repeat", request.repeat,
+                 "passes over the M list, each shuffled; rows keep the median and spread over passes")
+      ->capture_default_str();
+  bool no_warm_up = false;
+  app.add_flag("--no-warm-up", no_warm_up, "GPU: skip warming up until the SM clock settles before the sweep");
   app.add_option("--verify-plans", verify.report_path,
                  "run the split plans of analyze's JSON report on the GPU (serial and two streams) instead of a sweep");
   app.add_option("--verify-out", verify.out_path, "where --verify-plans writes its results (default: REPORT.verify.json)");
@@ -95,6 +100,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     request.progress = request.progress || isatty(STDERR_FILENO);
+    request.warm_up = !no_warm_up;
     profiler::SweepSetup setup = profiler::prepare_sweep(request);
     fmt::print(stderr, "profile: {}; {} M values x {} kernel(s) x {} shape(s) -> {}\n", setup.backend_reason,
                setup.plan.m_values.size(), setup.plan.kernels.size(), setup.plan.problems.size(),

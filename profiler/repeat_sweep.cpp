@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/synthetic_operands.hpp"
 #include "profiler/sample_stats.hpp"
 
 namespace shapescope::profiler {
@@ -115,6 +116,41 @@ void flag_off_steady_clock(ProfileRow& row, double steady_sm_clock_mhz) {
   row.status = kStatusThrottled;
   row.note = fmt::format("SM clock {:.0f} MHz, below 97% of the steady {:.0f} MHz reached before the sweep", lowest,
                          steady_sm_clock_mhz);
+}
+
+double warm_up_for_sweep(kernels::Device& device, const std::vector<int64_t>& m_values,
+                         const std::vector<GemmProblem>& problems, const std::vector<std::string>& kernel_names,
+                         uint64_t seed) {
+  if (m_values.empty() || problems.empty()) return 0;
+  const auto largest = std::max_element(problems.begin(), problems.end(), [](const GemmProblem& a, const GemmProblem& b) {
+    return a.n * a.k * a.batch_count < b.n * b.k * b.batch_count;
+  });
+  int64_t m = kWarmUpMaxM;
+  for (const int64_t candidate : m_values)
+    if (candidate <= kWarmUpMaxM) m = candidate;  // m_values are sorted: the largest that fits the cap
+  m = std::min(m, m_values.back());
+  for (const std::string& name : kernel_names) {
+    const kernels::KernelEntry& kernel = kernels::find_kernel(name);
+    const kernels::GemmShape shape{m, largest->n, largest->k, largest->batch_count};
+    if (kernel.unsupported_reason && kernel.unsupported_reason(shape)) continue;
+    try {
+      const auto session = kernel.open(device, {largest->n, largest->k, largest->batch_count}, seed);
+      if (session->activation_bytes(m) > device.free_memory_bytes()) continue;
+      const auto gemm = session->prepare(m, kernels::synthetic::mix(seed));
+      const SteadyClock steady = warm_until_clock_settles(device, *gemm, SteadyClockOptions{});
+      if (!steady.settled) {
+        fmt::print(stderr, "profile: warm-up skipped: {} reports no SM clock\n", device.info().name);
+        return 0;
+      }
+      fmt::print(stderr, "profile: warm-up on {} M={} N={} K={}: SM clock {} at {:.0f} MHz after {:.1f} s\n", name, m,
+                 largest->n, largest->k, steady.reached ? "settled" : "still moving", steady.settled->sm_clock_mhz,
+                 steady.seconds);
+      return steady.settled->sm_clock_mhz;
+    } catch (const std::exception& error) {
+      fmt::print(stderr, "profile: warm-up with {} failed ({}); trying the next kernel\n", name, error.what());
+    }
+  }
+  return 0;
 }
 
 }  // namespace shapescope::profiler

@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "common/model_catalog.hpp"
 #include "common/profile_schema.hpp"
 #include "kernels/kernel.hpp"
 
@@ -53,5 +55,13 @@ SteadyClock warm_until_clock_settles(kernels::Device& device, kernels::PreparedG
 
 // A point that ran below 97% of the steady clock becomes status throttled, with a note saying so.
 void flag_off_steady_clock(ProfileRow& row, double steady_sm_clock_mhz);
+
+// Before a GPU sweep: warms the device on the sweep's largest GEMM (largest N*K, largest M up
+// to kWarmUpMaxM, first kernel that runs it) until the SM clock settles; says so on stderr.
+// Returns the settled SM clock in MHz, or 0 when nothing could run or the device tells no clock.
+constexpr int64_t kWarmUpMaxM = 16384;
+double warm_up_for_sweep(kernels::Device& device, const std::vector<int64_t>& m_values,
+                         const std::vector<GemmProblem>& problems, const std::vector<std::string>& kernel_names,
+                         uint64_t seed);
 
 }  // namespace shapescope::profiler

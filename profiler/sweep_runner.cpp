@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "profiler/interrupt.hpp"
 #include "profiler/profile_csv.hpp"
 #include "profiler/progress.hpp"
+#include "profiler/repeat_sweep.hpp"
 
 namespace shapescope::profiler {
 
@@ -115,7 +117,14 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
   SweepResult result;
   const kernels::DeviceInfo info = device.info();
   PeakResolver peaks(plan.peak_mode, plan.peak_override_tflops);
-  Progress progress(int64_t(plan.problems.size() * plan.kernels.size() * plan.m_values.size()), plan.progress);
+  const int passes = std::max(1, plan.repeat);
+  Progress progress(int64_t(plan.problems.size() * plan.kernels.size() * plan.m_values.size()) * passes,
+                    plan.progress);
+  // Drift must not pose as shape: start from a settled clock and flag points measured below it.
+  const double steady_clock_mhz =
+      plan.steady_warm_up && device.kind() == kernels::BackendKind::cuda
+          ? warm_up_for_sweep(device, plan.m_values, plan.problems, plan.kernels, plan.seed)
+          : 0;
 
   for (const GemmProblem& problem : plan.problems) {
     for (const std::string& kernel_name : plan.kernels) {
@@ -129,7 +138,9 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       const std::string label_prefix = csv.stem().string();
       if (resumed == int64_t(plan.m_values.size())) {
         // Nothing left to measure: leave the file and its sidecar as they are.
-        for (int64_t m : plan.m_values) progress.advance(fmt::format("{} M={} (already measured)", label_prefix, m));
+        for (int64_t m : plan.m_values)
+          for (int pass = 0; pass < passes; ++pass)
+            progress.advance(fmt::format("{} M={} (already measured)", label_prefix, m));
         FileSummary summary = summarize_file(csv, rows);
         summary.resumed = resumed;
         result.files.push_back(summary);
@@ -158,7 +169,9 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
 
       const auto sweep_start = Clock::now();
       auto last_write = Clock::now();
-      for (int64_t m : plan.m_values) {
+      std::map<int64_t, std::vector<ProfileRow>> pass_rows;  // --repeat: a row is kept once all its passes ran
+      for (const ScheduledPoint& point : repeat_schedule(plan.m_values, passes, plan.seed)) {
+        const int64_t m = point.m;
         if (interrupt_requested()) break;
         if (done.count(m)) {
           progress.advance(fmt::format("{} M={} (already measured)", label_prefix, m));
@@ -181,8 +194,13 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
           row.status = kStatusError;
           row.note = "opening the kernel failed: " + open_error;
         }
-        rows.push_back(row);
-        progress.advance(fmt::format("{} M={}", label_prefix, m));
+        flag_off_steady_clock(row, steady_clock_mhz);
+        progress.advance(passes > 1 ? fmt::format("{} M={} pass {}/{}", label_prefix, m, point.pass + 1, passes)
+                                    : fmt::format("{} M={}", label_prefix, m));
+        std::vector<ProfileRow>& of_m = pass_rows[m];
+        of_m.push_back(row);
+        if (int(of_m.size()) < passes) continue;
+        rows.push_back(passes > 1 ? combine_passes(of_m) : row);
         if (seconds_since(last_write) >= kMinSecondsBetweenWrites) {
           write_profile_csv(csv, rows);
           last_write = Clock::now();

@@ -27,6 +27,8 @@ struct SweepPlan {
   double check_threshold = 1e-2;     // rel_err above it: numerical_fail
   std::string command_line;
   bool progress = false;
+  int repeat = 1;                    // --repeat: passes over the M list, each in its own shuffled order
+  bool steady_warm_up = true;        // on a GPU, warm up until the SM clock settles before the sweep
 };
 
 struct FileSummary {

@@ -103,6 +103,7 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
     throw UserError(fmt::format("--peak '{}' is not datasheet or measured", request.peak));
   }
   if (request.peak_tflops < 0) throw UserError("--peak-tflops must be positive");
+  if (request.repeat < 1) throw UserError(fmt::format("--repeat {} must be 1 or more passes", request.repeat));
   const MeasureOptions& mo = request.measure;
   if (mo.min_samples < 1 || mo.max_samples < mo.min_samples || mo.warmup_runs < 0 || mo.target_rel_stderr <= 0 ||
       mo.max_seconds_per_point < 0) {
@@ -135,6 +136,8 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
   plan.peak_override_tflops = request.peak_tflops;
   plan.command_line = request.command_line;
   plan.progress = request.progress;
+  plan.repeat = request.repeat;
+  plan.steady_warm_up = request.warm_up;
   plan.out_dir = request.out.empty() ? std::filesystem::path("profiles") / device_slug(setup.device->info().name)
                                      : std::filesystem::path(request.out);
   ensure_writable_directory(plan.out_dir);

@@ -30,6 +30,8 @@ struct ProfileRequest {
   std::string cut_scale_block = "refuse";  // refuse | allow
   bool progress = false;
   std::string command_line;
+  int repeat = 1;                    // passes over the M list (--repeat)
+  bool warm_up = true;               // GPU: settle the SM clock before the sweep (--no-warm-up turns it off)
 };
 
 struct SweepSetup {
