@@ -43,7 +43,7 @@ std::vector<AnomalyRow> anomaly_rows(const SeriesTriage& triage, const std::opti
     if (verify) {
       for (const VerifiedPlan& plan : verify->plans) {
         if (plan.m == anomaly.m && (plan.series.empty() || plan.series == name)) {
-          row.verified = fmt::format("{}: measured −{:.1f}% vs predicted −{:.1f}%", plan.verdict,
+          row.verified = fmt::format("{}: measured gain {:.1f}% vs predicted {:.1f}%", plan.verdict,
                                      100 * plan.measured_gain(), 100 * plan.predicted_gain());
         }
       }
