@@ -1,0 +1,91 @@
+// Runs the built `analyze` binary with the triage options: files written, the
+// default rule, and one-line errors for unusable combinations.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "triage_test_support.hpp"
+
+namespace shapescope::analyze {
+namespace {
+
+class TriageCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(binary_)) GTEST_SKIP() << "analyze binary not built";
+    dir_ = std::filesystem::temp_directory_path() / ("shapescope_triage_cli_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    // 40 points at MFU 0.7 with a 30% cliff at M = 400..480.
+    std::ofstream profile(dir_ / "p.csv");
+    profile << "batch,kernel_time,flops,utils\n";
+    for (int i = 1; i <= 40; ++i) {
+      const int m = 16 * i;
+      const double utils = (m >= 400 && m <= 480 ? 0.49 : 0.70) * (1 + 0.002 * (i % 3));
+      profile << m << "," << 2.0 * m * 4096 * 4096 / (utils * 100e6) << "," << utils * 100 << "," << utils << "\n";
+    }
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::pair<int, std::string> run(const std::string& arguments) const {
+    const std::filesystem::path log = dir_ / "log.txt";
+    const std::string command = binary_.string() + " " + arguments + " > " + log.string() + " 2>&1";
+    const int status = std::system(command.c_str());
+    std::stringstream text;
+    text << std::ifstream(log).rdbuf();
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::filesystem::path binary_ = std::filesystem::path(SHAPESCOPE_BIN_DIR) / "analyze";
+  std::filesystem::path dir_;
+};
+
+TEST_F(TriageCli, WritesPlotReportsAndDispatchWithTheNoiseAwareRule) {
+  const auto [code, output] = run(path("p.csv") + " --check-split-gemm --out-dir " + path("out") + " --plot " +
+                                  path("p.svg") + " --log-m --report " + path("p.html") + " --dispatch " +
+                                  path("d.json"));
+  ASSERT_EQ(code, 0) << output;
+  EXPECT_NE(output.find("anomalies (noise-aware rule"), std::string::npos) << output;
+  EXPECT_NE(output.find("causes ("), std::string::npos) << output;
+  for (const char* file : {"p.svg", "p.html", "d.json"}) EXPECT_TRUE(std::filesystem::exists(path(file))) << file;
+  const nlohmann::json dispatch = nlohmann::json::parse(std::ifstream(path("d.json")));
+  EXPECT_EQ(dispatch["schema"], "shapescope-dispatch/1");
+  const auto [md_code, md_output] = run(path("p.csv") + " --out-dir " + path("out") + " --report " + path("p.md"));
+  ASSERT_EQ(md_code, 0) << md_output;
+  std::stringstream markdown;
+  markdown << std::ifstream(path("p.md")).rdbuf();
+  EXPECT_NE(markdown.str().find("| M | MFU |"), std::string::npos);
+}
+
+TEST_F(TriageCli, StabilityAloneNeedsNoOtherProfile) {
+  std::ofstream(path("passes.csv")) << "pass,batch,kernel_time,flops,utils\n1,16,10,2,0.5\n1,32,10,4,0.6\n"
+                                       "2,16,10,2,0.5\n2,32,10,4,0.6\n";
+  const auto [code, output] = run("--stability " + path("passes.csv"));
+  ASSERT_EQ(code, 0) << output;
+  EXPECT_NE(output.find("stability of the noise-aware rule over 2 runs"), std::string::npos) << output;
+}
+
+TEST_F(TriageCli, UnusableCombinationsFailWithOneLine) {
+  const auto [bad_report, report_output] = run(path("p.csv") + " --out-dir " + path("out") + " --report " + path("r.txt"));
+  EXPECT_NE(bad_report, 0);
+  EXPECT_NE(report_output.find("name it .html"), std::string::npos) << report_output;
+  std::ofstream(path("v.json")) << R"({"plans":[]})";
+  const auto [bad_verify, verify_output] =
+      run(path("p.csv") + " --out-dir " + path("out") + " --verify-results " + path("v.json"));
+  EXPECT_NE(bad_verify, 0);
+  EXPECT_NE(verify_output.find("add --report"), std::string::npos) << verify_output;
+  const auto [bad_rule, rule_output] = run(path("p.csv") + " --rule max");
+  EXPECT_NE(bad_rule, 0);
+  EXPECT_NE(rule_output.find("noise-aware, study"), std::string::npos) << rule_output;
+  EXPECT_NE(run("--stability " + path("p.csv")).first, 0) << "one run has nothing to compare with";
+}
+
+}  // namespace
+}  // namespace shapescope::analyze
