@@ -56,17 +56,26 @@ struct Reference {
 // MFU around the median of the batches that ran the same kernel: repeated runs
 // of one kernel at nearby M are the closest thing to repeated measurements, and
 // a library alternating between a fast and a slow kernel (e.g. by M mod 8) is
-// structure, not noise. Without kernel names the window is one group.
+// structure, not noise. Without kernel names, or when most kernels ran only once
+// in the window (tuned tables that change kernel at every M), the window is one group.
 double measurement_spread(const Series& series, const std::vector<std::size_t>& window) {
-  std::map<std::string, std::vector<double>> by_kernel;
-  for (const std::size_t j : window) by_kernel[series.points[j].kernel_name].push_back(series.points[j].utils);
-  std::vector<double> deviations;
-  for (const auto& [kernel, utils] : by_kernel) {
-    if (utils.size() < 2) continue;  // a lone point has no spread of its own
-    const double middle = median(utils);
-    for (const double u : utils) deviations.push_back(std::abs(u / middle - 1));
+  const auto deviations_around_medians = [](const std::map<std::string, std::vector<double>>& groups) {
+    std::vector<double> deviations;
+    for (const auto& [kernel, utils] : groups) {
+      if (utils.size() < 2) continue;  // a lone point has no spread of its own
+      const double middle = median(utils);
+      for (const double u : utils) deviations.push_back(std::abs(u / middle - 1));
+    }
+    return deviations;
+  };
+  std::map<std::string, std::vector<double>> by_kernel, whole;
+  for (const std::size_t j : window) {
+    by_kernel[series.points[j].kernel_name].push_back(series.points[j].utils);
+    whole[""].push_back(series.points[j].utils);
   }
-  return deviations.empty() ? 0 : 1.4826 * median(deviations);
+  std::vector<double> deviations = deviations_around_medians(by_kernel);
+  if (2 * deviations.size() < window.size()) deviations = deviations_around_medians(whole);
+  return 1.4826 * median(deviations);
 }
 
 Reference make_reference(const Series& series, const std::vector<std::size_t>& window, double q) {
