@@ -39,9 +39,9 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   const std::map<std::string, Dedup> dedup_names = {
       {"first", Dedup::first}, {"fastest", Dedup::fastest}, {"median", Dedup::median}};
-  app.add_option("--dedup", request.read.dedup, "which row of a repeated M to keep: first|fastest|median")
+  app.add_option("--dedup", request.read.dedup, "which row of a repeated M to keep")
       ->transform(CLI::CheckedTransformer(dedup_names))
-      ->default_str("fastest");
+      ->option_text("first|fastest|median (default fastest)");
   app.add_option("--peak-tflops", request.read.peak_tflops_override,
                  "peak TFLOP/s for MFU (needed for AITER tables of devices not in the peak table)")
       ->check(CLI::PositiveNumber);
