@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # The issue-4 profile sets, run on the device from a carried build folder (this
-# script builds nothing). Each set is one or more `profile` runs into OUT_DIR;
-# an interrupted or repeated call resumes (points already in a CSV are skipped),
-# so a set too long for one device call can simply be called again.
+# script builds nothing). CSVs and sidecars are written to a scratch folder and
+# packed into OUT_DIR/profiles.tar.gz with the log (a device call returns at most
+# 8 files). A set too long for one call can be resumed: carry the last tarball and
+# name it in PROFILES_RESUME; points already in its CSVs are skipped.
 #
-# Usage: scripts/device_profiles.sh BUILD_DIR OUT_DIR SET... [-- extra profile options]
+# Usage: [PROFILES_RESUME=path.tar.gz] scripts/device_profiles.sh BUILD_DIR OUT_DIR SET... [-- profile options]
 #   SET: llama      llama3_8b gate_up_proj TP2 (N=14336, K=4096), fairyspeed preset, cublaslt_bf16
 #        deepseek   DeepSeek-V3 TP8, all modules, cudagraph + large presets,
 #                   cublaslt_fp8_blockscale and cublaslt_bf16
 #        all        both
-# Example (device call): scripts/device_profiles.sh build-cuda $OUT/profiles deepseek -- --repeat 1
+# Example device call: scripts/device_profiles.sh build-cuda $OUT deepseek
+#   (carry build-cuda/bin and build-cuda/devlib); here: tar -xzf profiles.tar.gz -C profiles/<device>/
 set -uo pipefail
 build=${1:?build folder, e.g. build-cuda}
-out=${2:?output folder, e.g. \$OUT/profiles}
+out=${2:?output folder, e.g. \$OUT}
 shift 2
 sets=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do sets+=("$1"); shift; done
@@ -23,10 +25,15 @@ extra=("$@")
 if ! ldconfig -p | grep -q libgomp.so.1 && [ -d "$build/devlib" ]; then
   export LD_LIBRARY_PATH="$PWD/$build/devlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
-profile="$build/bin/profile"
+work=$(mktemp -d /tmp/shapescope_profiles.XXXXXX)
+[ -n "${PROFILES_RESUME:-}" ] && tar -xzf "$PROFILES_RESUME" -C "$work"
 mkdir -p "$out"
+log="$out/device_profiles.log"
 status=0
-run() { echo "+ profile $*" >&2; "$profile" --backend cuda --out "$out" "$@" "${extra[@]}" || status=1; }
+run() {
+  echo "+ profile $*" | tee -a "$log" >&2
+  "$build/bin/profile" --backend cuda --out "$work" "$@" "${extra[@]}" 2>&1 | tee -a "$log" || status=1
+}
 for set in "${sets[@]}"; do
   case "$set" in
     llama|all)
@@ -40,4 +47,5 @@ for set in "${sets[@]}"; do
     *) echo "unknown set '$set': llama, deepseek or all" >&2; exit 2 ;;
   esac
 done
+tar -czf "$out/profiles.tar.gz" -C "$work" . || status=1
 exit $status
