@@ -2,10 +2,13 @@
 # The issue-4 profile sets, run on the device from a carried build folder (this
 # script builds nothing). CSVs and sidecars are written to a scratch folder and
 # packed into OUT_DIR/profiles.tar.gz with the log (a device call returns at most
-# 8 files). A set too long for one call can be resumed: carry the last tarball and
-# name it in PROFILES_RESUME; points already in its CSVs are skipped.
+# 8 files). Sweeps stop cleanly (SIGINT: measured points saved) once PROFILES_SECONDS
+# (default 540) have passed, so the tarball is written inside a 600 s device call.
+# A set too long for one call is resumed: carry the last tarball and name it in
+# PROFILES_RESUME; points already in its CSVs are skipped.
 #
-# Usage: [PROFILES_RESUME=path.tar.gz] scripts/device_profiles.sh BUILD_DIR OUT_DIR SET... [-- profile options]
+# Usage: [PROFILES_RESUME=path.tar.gz] [PROFILES_SECONDS=540] scripts/device_profiles.sh BUILD_DIR OUT_DIR SET...
+#        [-- profile options]
 #   SET: llama      llama3_8b gate_up_proj TP2 (N=14336, K=4096), fairyspeed preset, cublaslt_bf16
 #        deepseek   DeepSeek-V3 TP8, all modules, cudagraph + large presets,
 #                   cublaslt_fp8_blockscale and cublaslt_bf16
@@ -30,9 +33,13 @@ work=$(mktemp -d /tmp/shapescope_profiles.XXXXXX)
 mkdir -p "$out"
 log="$out/device_profiles.log"
 status=0
+deadline=$(( $(date +%s) + ${PROFILES_SECONDS:-540} ))
 run() {
+  local left=$(( deadline - $(date +%s) ))
+  if [ "$left" -le 5 ]; then echo "- skipped (time is up): profile $*" | tee -a "$log" >&2; status=1; return; fi
   echo "+ profile $*" | tee -a "$log" >&2
-  "$build/bin/profile" --backend cuda --out "$work" "$@" "${extra[@]}" 2>&1 | tee -a "$log" || status=1
+  timeout -s INT -k 30 "$left" "$build/bin/profile" --backend cuda --out "$work" "$@" "${extra[@]}" 2>&1 |
+    tee -a "$log" || status=1
 }
 for set in "${sets[@]}"; do
   case "$set" in
