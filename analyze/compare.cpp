@@ -126,11 +126,12 @@ CompareResult compare_series(const std::vector<Series>& a, const std::vector<Ser
 
 std::string compare_headline(const CompareResult& result) {
   const CompareGroup& all = result.overall;
-  return fmt::format(
-      "{} of {} points faster with {}, {} slower by {:.1f}% on average and up to {:.1f}%, {} tied; "
-      "geometric-mean speedup x{:.3f}",
-      all.faster, all.points, result.label_b, all.slower, 100 * all.mean_slowdown, 100 * all.max_slowdown, all.ties,
-      all.geomean_speedup);
+  const std::string slower =
+      all.slower == 0 ? "none slower"
+                      : fmt::format("{} slower by {:.1f}% on average and up to {:.1f}%", all.slower,
+                                    100 * all.mean_slowdown, 100 * all.max_slowdown);
+  return fmt::format("{} of {} points faster with {}, {}, {} tied; geometric-mean speedup x{:.3f}", all.faster,
+                     all.points, result.label_b, slower, all.ties, all.geomean_speedup);
 }
 
 std::vector<ComparedPoint> worst_slowdowns(const CompareResult& result, std::size_t count) {

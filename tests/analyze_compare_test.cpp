@@ -52,6 +52,13 @@ TEST(Compare, NoiseBandComesFromTheSpreadWhenBothPointsHaveOne) {
   EXPECT_EQ(result.overall.ties, 1u);
 }
 
+TEST(Compare, HeadlineSaysNoneSlowerWhenBWinsEverywhere) {
+  const std::vector<Series> a = {make_series({{1, 10}, {2, 10}})};
+  const std::vector<Series> b = {make_series({{1, 5}, {2, 8}})};
+  EXPECT_EQ(compare_headline(compare_series(a, b, "A", "B", {})),
+            "2 of 2 points faster with B, none slower, 0 tied; geometric-mean speedup x1.581");
+}
+
 TEST(Compare, NothingInCommonIsAnError) {
   const std::vector<Series> a = {make_series({{1, 10}})};
   const std::vector<Series> b = {make_series({{2, 10}})};
