@@ -55,6 +55,7 @@ class CudaDevice final : public Device {
   cudaStream_t current_stream_ = nullptr;
   DeviceInfo info_;
   DeviceBuffer<uint8_t> flush_buffer_;
+  DeviceBuffer<uint32_t> flush_sink_;
   std::unique_ptr<NvmlLibrary> nvml_;
 };
 
