@@ -25,11 +25,9 @@
 #include "profiler/measure.hpp"
 
 #if SHAPESCOPE_HAVE_CUDA
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/cuda_device.hpp"
 #endif
 
 namespace shapescope {
@@ -108,55 +106,7 @@ double measured_copy_bandwidth() {
 #endif
 }
 
-#if SHAPESCOPE_HAVE_CUDA
-// The device's flush (a memset of twice the L2) leaves the L2 full of dirty lines, so
-// the timed kernel pays their write-back: up to one byte written per byte it reads,
-// which halves the apparent bandwidth of decode-size GEMMs (a few MB to ~50 MB of
-// weights). This wrapper follows the memset with a read-only pass (cublasSasum over
-// another buffer twice the L2), so the timed kernel starts on a cold, clean L2.
-class CleanFlushDevice final : public kernels::Device {
- public:
-  explicit CleanFlushDevice(kernels::Device& inner) : inner_(inner) {
-    const size_t bytes = std::max<size_t>(2 * inner.info().l2_bytes, size_t(64) << 20);
-    count_ = int(bytes / sizeof(float));
-    CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&reads_), bytes));
-    CUDA_CHECK(cudaMemset(reads_, 0, bytes));
-    CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&sum_), sizeof(float)));
-    CUBLAS_CHECK(cublasCreate(&handle_));
-    CUBLAS_CHECK(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_DEVICE));  // no host sync per flush
-  }
-  ~CleanFlushDevice() override {
-    cublasDestroy(handle_);
-    cudaFree(reads_);
-    cudaFree(sum_);
-  }
-  CleanFlushDevice(const CleanFlushDevice&) = delete;
-  CleanFlushDevice& operator=(const CleanFlushDevice&) = delete;
-
-  kernels::BackendKind kind() const override { return inner_.kind(); }
-  kernels::DeviceInfo info() const override { return inner_.info(); }
-  std::unique_ptr<kernels::Timer> make_timer() override { return inner_.make_timer(); }
-  void flush_cache() override {
-    inner_.flush_cache();
-    CUBLAS_CHECK(cublasSetStream(handle_, kernels::cuda::as_cuda_device(inner_).stream()));
-    CUBLAS_CHECK(cublasSasum(handle_, count_, reads_, 1, sum_));
-  }
-  void synchronize() override { inner_.synchronize(); }
-  std::size_t free_memory_bytes() const override { return inner_.free_memory_bytes(); }
-  std::optional<kernels::ClockSample> sample_clock() const override { return inner_.sample_clock(); }
-  double time_batched(kernels::PreparedGemm& gemm, int launches) override { return inner_.time_batched(gemm, launches); }
-
- private:
-  kernels::Device& inner_;
-  float* reads_ = nullptr;
-  float* sum_ = nullptr;
-  int count_ = 0;
-  cublasHandle_t handle_ = nullptr;
-};
-#endif
-
-// Sessions open on `device` (kernels need the CUDA device itself); points are timed on `measured_on`.
-std::vector<Point> run_shape(kernels::Device& device, kernels::Device& measured_on, const ShapeCase& shape_case,
+std::vector<Point> run_shape(kernels::Device& device, const ShapeCase& shape_case,
                              const std::string& kernel_name, const std::vector<int64_t>& ms,
                              const profiler::MeasureOptions& options, uint64_t& seed) {
   std::vector<Point> points;
@@ -187,7 +137,7 @@ std::vector<Point> run_shape(kernels::Device& device, kernels::Device& measured_
         point.min_bytes = gemm->min_bytes();
         point.note = gemm->launch_name();
         point.status = check.passed(1e-2) ? "ok" : "numerical_fail";
-        const profiler::Measurement measurement = profiler::measure(measured_on, *gemm, options);
+        const profiler::Measurement measurement = profiler::measure(device, *gemm, options);
         point.median_us = measurement.median_us;
         point.samples = measurement.samples;
       } catch (const kernels::UnsupportedShape& refused) {
@@ -329,11 +279,6 @@ int run(int argc, char** argv) {
   app.add_option("--csv", csv_path, "also write every point to this CSV");
   app.add_option("--seconds-per-point", options.max_seconds_per_point, "time cap per measured point");
   app.add_flag("--hot", options.hot, "keep operands in L2 between samples (default: flush before each)");
-  std::string flush = "clean";
-  app.add_option("--flush", flush, "clean: memset then a read pass, so no dirty line is written back in the "
-                 "timed run; memset: the device's own flush (what profile does)")
-      ->check(CLI::IsMember({"clean", "memset"}))
-      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   kernels::register_cuda_kernels();
@@ -341,14 +286,8 @@ int run(int argc, char** argv) {
   if (!device) throw UserError("kernel_bench needs a CUDA GPU: " + kernels::cuda_unavailable_reason());
   const kernels::DeviceInfo info = device->info();
   const double copy_bw = measured_copy_bandwidth();
-  std::unique_ptr<kernels::Device> clean_flush;
-#if SHAPESCOPE_HAVE_CUDA
-  if (flush == "clean") clean_flush = std::make_unique<CleanFlushDevice>(*device);
-#endif
-  kernels::Device& measured_on = clean_flush ? *clean_flush : *device;
-  std::printf("%s, %d SMs; device-to-device copy %.2f TB/s (read + write); %s measurement%s\n", info.name.c_str(),
-              info.multiprocessors, copy_bw / 1e6, options.hot ? "hot" : "cold",
-              options.hot ? "" : (clean_flush ? ", L2 flushed clean" : ", L2 flushed by memset (dirty)"));
+  std::printf("%s, %d SMs; device-to-device copy %.2f TB/s (read + write); %s measurement\n", info.name.c_str(),
+              info.multiprocessors, copy_bw / 1e6, options.hot ? "hot" : "cold (L2 evicted by a read pass)");
 
   std::vector<Point> points;
   std::vector<ShapeCase> shapes;
@@ -360,11 +299,11 @@ int run(int argc, char** argv) {
     for (const ShapeCase& shape : found->second) {
       shapes.push_back(shape);
       for (const auto& kernel : ours) {
-        const auto shape_points = run_shape(*device, measured_on, shape, kernel, ms, options, seed);
+        const auto shape_points = run_shape(*device, shape, kernel, ms, options, seed);
         points.insert(points.end(), shape_points.begin(), shape_points.end());
       }
       for (const auto& kernel : baselines) {
-        const auto shape_points = run_shape(*device, measured_on, shape, kernel, ms, options, seed);
+        const auto shape_points = run_shape(*device, shape, kernel, ms, options, seed);
         points.insert(points.end(), shape_points.begin(), shape_points.end());
       }
       std::fprintf(stderr, "  %s done\n", shape.label.c_str());
