@@ -53,8 +53,8 @@ Measurement measure(kernels::Device& device, kernels::PreparedGemm& gemm, const 
     } else {
       sample_us = time_one_run();
       result.timed_us_total += sample_us;
-      if (options.hot && samples.empty() && sample_us < options.batch_below_us) {
-        // Too short to time alone: this probe is dropped and every sample becomes a batch.
+      if (options.hot && samples.empty()) {
+        // Hot runs are never timed alone: this probe only sizes the batches and is dropped.
         launches_per_sample = std::clamp(int(std::ceil(kBatchSpanUs / std::max(sample_us, 0.01))), 2,
                                          kMaxLaunchesPerBatch);
         continue;

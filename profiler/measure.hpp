@@ -15,8 +15,10 @@ struct MeasureOptions {
   int max_samples = 2000;
   double target_rel_stderr = 0.005;  // stop when stderr(mean)/mean is below this
   double max_seconds_per_point = 1.0;
-  bool hot = false;                  // false: flush the cache before every sample
-  double batch_below_us = 20.0;      // hot runs shorter than this are timed as graph batches
+  // false: flush the cache before every sample. true: operands stay cached, and every
+  // sample is a graph batch of launches, since nothing else keeps the GPU busy while
+  // the host enqueues a lone launch (its gap would be timed as kernel time).
+  bool hot = false;
 };
 
 struct Measurement {

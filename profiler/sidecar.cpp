@@ -81,7 +81,7 @@ nlohmann::json sidecar_json(const SidecarContent& c) {
        {{"warmup_runs", c.measure.warmup_runs}, {"min_samples", c.measure.min_samples},
         {"max_samples", c.measure.max_samples}, {"target_rel_stderr", c.measure.target_rel_stderr},
         {"max_seconds_per_point", c.measure.max_seconds_per_point}, {"hot", c.measure.hot},
-        {"batch_below_us", c.measure.batch_below_us}, {"seed", c.seed}}},
+        {"seed", c.seed}}},
       {"sweep",
        {{"wall_s", c.timing.wall_s}, {"setup_s", c.timing.setup_s}, {"timed_kernel_s", c.timing.timed_s},
         {"overhead_ratio", c.timing.overhead()}, {"interrupted", c.interrupted}}},

@@ -134,14 +134,15 @@ TEST(Measure, ShortHotKernelsAreTimedAsBatchesWithoutFlushing) {
   EXPECT_DOUBLE_EQ(m.timed_us_total, 4.0 + script.batched_launches * 4.0);
 }
 
-TEST(Measure, LongHotKernelsAreTimedOneByOne) {
+TEST(Measure, LongHotKernelsAreStillTimedAsBatchesOfAtLeastTwo) {
   Script script;
   script.durations_us = {500.0};
   MeasureOptions options;
   options.hot = true;
-  run_with(script, options);
-  EXPECT_EQ(script.batches, 0);
+  const Measurement m = run_with(script, options);
   EXPECT_EQ(script.flushes, 0);
+  EXPECT_EQ(m.samples, script.batches);
+  EXPECT_EQ(script.batched_launches, 2 * script.batches);
 }
 
 TEST(Measure, ClockDropBelow97PercentMarksThrottled) {
