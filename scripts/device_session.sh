@@ -24,7 +24,7 @@ device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1 | tr 'A-Z'
 dir=profiles/$device
 logs=$dir/logs
 mkdir -p "$out" "$logs"
-profile() { "$build/bin/profile" --backend cuda "$@"; }
+profile=("$build/bin/profile" --backend cuda)  # an array: timeout cannot run a function
 capped() {  # capped SECONDS LOG command...
   local seconds=$1 log=$2
   shift 2
@@ -37,27 +37,27 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
 qwen=(--cut-scale-block allow --m-preset cudagraph --no-warm-up --max-seconds-per-point 0.1)
 for step in "${steps[@]}"; do
   case $step in
-    1) capped 170 llama.log profile --model llama3_8b --module gate_up_proj --tp 2 --kernel cublaslt_bf16 \
+    1) capped 170 llama.log "${profile[@]}" --model llama3_8b --module gate_up_proj --tp 2 --kernel cublaslt_bf16 \
          --m-preset fairyspeed --max-seconds-per-point 0.2 --max-samples 300 --out "$dir" ;;
     2) capped 110 gpu_tests.log "$build/bin/shapescope_gpu_tests" ;;
-    3) capped 90 own_kernels.log profile --model deepseek_v3 --module all --tp 8 --kernel fp8_blockscale \
+    3) capped 90 own_kernels.log "${profile[@]}" --model deepseek_v3 --module all --tp 8 --kernel fp8_blockscale \
          --kernel fp8_blockscale_bpreshuffle --m-preset cudagraph --no-warm-up --max-seconds-per-point 0.1 --out "$dir"
        for module in mla_absorb_q mla_absorb_out; do
-         capped 20 own_kernels.log profile --model deepseek_v3 --module $module --tp 8 \
+         capped 20 own_kernels.log "${profile[@]}" --model deepseek_v3 --module $module --tp 8 \
            --kernel a16w8_blockscale_batched --m-preset cudagraph --no-warm-up --out "$dir"
        done ;;
     4) for model in qwen3_235b_a22b qwen3_coder_480b_a35b; do
-         capped 45 qwen3.log profile --model $model --module all --tp 8 --kernel fp8_blockscale \
+         capped 45 qwen3.log "${profile[@]}" --model $model --module all --tp 8 --kernel fp8_blockscale \
            --kernel fp8_blockscale_bpreshuffle --kernel cublaslt_fp8_blockscale "${qwen[@]}" --out "$dir"
        done ;;
     5) for run in 1 2; do
-         capped 45 repeat.log profile --model llama3_8b --module gate_up_proj --tp 2 --kernel cublaslt_bf16 \
+         capped 45 repeat.log "${profile[@]}" --model llama3_8b --module gate_up_proj --tp 2 --kernel cublaslt_bf16 \
            --m-range 64:8192:64 --repeat 3 --max-seconds-per-point 0.1 --out "$dir/repeat_run$run"
        done ;;
     6) llama=$(ls "$dir"/llama3_8b_gate_up_proj_tp2_N14336_K4096_cublaslt_bf16.csv)
        capped 30 verify.log "$build/bin/analyze" "$llama" --check-split-gemm --json "$dir/llama_gate_up_report.json" \
          --out-dir "$dir/analysis"
-       capped 60 verify.log profile --verify-plans "$dir/llama_gate_up_report.json" --verify-max-plans 6 \
+       capped 60 verify.log "${profile[@]}" --verify-plans "$dir/llama_gate_up_report.json" --verify-max-plans 6 \
          --verify-out "$dir/llama_gate_up_verify.json" ;;
     7) capped 100 kernel_bench.log "$build/bin/kernel_bench" --set dsv3_tp8,dsv3_tp1_large --ms 1,4,16,64,256,1024,4096 \
          --seconds-per-point 0.1 --csv "$dir/kernel_bench_dsv3_tp8.csv"
