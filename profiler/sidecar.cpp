@@ -1,46 +1,17 @@
 #include "profiler/sidecar.hpp"
 
-#include <array>
 #include <chrono>
-#include <cstdio>
-#include <memory>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include "common/atomic_file.hpp"
 #include "kernels/cpu/cpu_system.hpp"
+#include "profiler/build_commit.hpp"
 
 namespace shapescope::profiler {
 
-namespace {
-
-std::string run_command(const std::string& command) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
-  if (!pipe) return "";
-  std::string output;
-  std::array<char, 256> buffer{};
-  while (std::fgets(buffer.data(), int(buffer.size()), pipe.get())) output += buffer.data();
-  while (!output.empty() && (output.back() == '\n' || output.back() == '\r')) output.pop_back();
-  return output;
-}
-
-bool is_commit_hash(const std::string& text) {
-  return text.size() == 40 && text.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
-
-}  // namespace
-
-std::string git_commit() {
-  std::error_code error;
-  const auto exe_directory = std::filesystem::read_symlink("/proc/self/exe", error).parent_path();
-  for (const std::filesystem::path& directory : {exe_directory, std::filesystem::current_path(error)}) {
-    if (directory.empty()) continue;
-    const std::string hash = run_command(fmt::format("git -C '{}' rev-parse HEAD 2>/dev/null", directory.string()));
-    if (is_commit_hash(hash)) return hash;
-  }
-  return "unknown";
-}
+std::string git_commit() { return kBuildCommit; }
 
 std::string utc_now_iso8601() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
