@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "kernels/cuda/cuda_check.hpp"
 
 namespace shapescope::kernels::cuda {
@@ -19,7 +21,7 @@ template <std::size_t count>
 std::string name_of(const CublasLtEnumName (&names)[count], int value) {
   for (const auto& entry : names)
     if (entry.value == value) return entry.name;
-  return value == 0 ? "auto" : "#" + std::to_string(value);
+  return value == 0 ? "auto" : fmt::format("#{}", value);
 }
 
 // "128x64" -> {128, 64}; {0, 0} when the name is not of that form.
@@ -56,8 +58,8 @@ cublasLtMatrixLayout_t make_layout(const CublasLtOperand& operand, int64_t batch
 }  // namespace
 
 std::string CublasLtAlgorithmInfo::describe() const {
-  return "cublasLt algo=" + std::to_string(id) + " tile=" + name_of(kCublasLtTileNames, tile) +
-         " stages=" + name_of(kCublasLtStagesNames, stages) + " splitK=" + std::to_string(split_k);
+  return fmt::format("cublasLt algo={} tile={} stages={} splitK={}", id, name_of(kCublasLtTileNames, tile),
+                     name_of(kCublasLtStagesNames, stages), split_k);
 }
 
 CublasLtMatmul::CublasLtMatmul(cublasLtHandle_t handle, cublasComputeType_t compute, cublasOperation_t transa,
