@@ -47,16 +47,9 @@ FileSummary summarize_file(const std::filesystem::path& csv, const std::vector<P
 std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(1ull << 30)); }
 
 // Measures one M (or explains why not) into `row`; returns the timed kernel seconds.
-double measure_point(kernels::Device& device, const kernels::KernelEntry& kernel, kernels::GemmSession& session,
+double measure_point(kernels::Device& device, kernels::GemmSession& session,
                      const SweepPlan& plan, ProfileRow& row) {
   const kernels::GemmShape shape{row.m, row.n, row.k, row.batch_count};
-  if (kernel.unsupported_reason) {
-    if (auto reason = kernel.unsupported_reason(shape)) {
-      row.status = kStatusUnsupported;
-      row.note = *reason;
-      return 0;
-    }
-  }
   const std::size_t needed = session.activation_bytes(row.m), free_bytes = device.free_memory_bytes();
   if (needed > free_bytes) {
     row.status = kStatusSkippedOom;
@@ -188,8 +181,13 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         row.backend = kernels::to_string(kernel.backend);
         row.device = info.name;
         row.peak_tflops = sidecar.peak.tflops;
-        if (session) {
-          sidecar.timing.timed_s += measure_point(device, kernel, *session, plan, row);
+        const kernels::GemmShape shape{m, problem.n, problem.k, problem.batch_count};
+        const auto unsupported = kernel.unsupported_reason ? kernel.unsupported_reason(shape) : std::nullopt;
+        if (unsupported) {  // a shape the kernel refuses is not an error, whether or not its session opened
+          row.status = kStatusUnsupported;
+          row.note = *unsupported;
+        } else if (session) {
+          sidecar.timing.timed_s += measure_point(device, *session, plan, row);
         } else {
           row.status = kStatusError;
           row.note = "opening the kernel failed: " + open_error;

@@ -126,6 +126,28 @@ class SweepRunnerTest : public ::testing::Test {
   FakeDevice device;
 };
 
+TEST_F(SweepRunnerTest, AShapeTheKernelRefusesIsUnsupportedEvenWhenItsSessionCannotOpen) {
+  kernels::KernelEntry entry = kernels::find_kernel(kFakeKernel);
+  entry.name = "test_fake_unbatched_kernel";
+  entry.unsupported_reason = [](const kernels::GemmShape& shape) -> std::optional<std::string> {
+    if (shape.batch_count != 1) return "not batched";
+    return std::nullopt;
+  };
+  entry.open = [](kernels::Device&, const kernels::WeightShape&, uint64_t) -> std::unique_ptr<kernels::GemmSession> {
+    throw std::runtime_error("cannot open a batched shape");
+  };
+  kernels::register_kernel(entry);
+  plan.kernels = {entry.name};
+  plan.problems[0].batch_count = 4;
+  run_sweep(device, plan);
+  const auto rows = read_profile_csv(out / profile_file_name(plan.problems[0], entry.name));
+  ASSERT_EQ(rows.size(), plan.m_values.size());
+  for (const ProfileRow& row : rows) {
+    EXPECT_EQ(row.status, kStatusUnsupported) << "M=" << row.batch;
+    EXPECT_EQ(row.note, "not batched");
+  }
+}
+
 TEST_F(SweepRunnerTest, FailuresBecomeRowsAndTheSweepGoesOn) {
   const SweepResult result = run_sweep(device, plan);
   auto rows = rows_by_m();
