@@ -12,19 +12,12 @@
 #include "kernels/cuda/cuda_device.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/kernel.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
 
 namespace shapescope::kernels {
 namespace {
 
 constexpr double kThreshold = 1e-2;  // the profile's numerical_fail threshold
-
-std::unique_ptr<Device> open_device() {
-  register_cuda_kernels();
-  return make_cuda_device();
-}
-
-#define REQUIRE_GPU(device) \
-  if (!(device)) GTEST_SKIP() << cuda_unavailable_reason()
 
 struct WeightCase {
   int64_t n, k;

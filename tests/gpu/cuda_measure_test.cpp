@@ -6,17 +6,13 @@
 
 #include "kernels/kernel.hpp"
 #include "profiler/measure.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
 
 namespace shapescope {
 namespace {
 
-std::unique_ptr<kernels::Device> open_device() {
-  kernels::register_cuda_kernels();
-  return kernels::make_cuda_device();
-}
-
 TEST(CudaMeasure, ConvergesOnALargeBlockScaledGemm) {
-  const auto device = open_device();
+  const auto device = kernels::open_device();
   if (!device) GTEST_SKIP() << kernels::cuda_unavailable_reason();
   const auto session = kernels::find_kernel("cublaslt_fp8_blockscale").open(*device, {7168, 2304, 1}, 61);
   const auto gemm = session->prepare(4096, 62);
@@ -35,7 +31,7 @@ TEST(CudaMeasure, ConvergesOnALargeBlockScaledGemm) {
 // Operands that fit in L2 (16 MB of weights): hot runs read them from the cache, cold
 // runs (L2 flushed before each sample) from HBM, so cold must be clearly slower.
 TEST(CudaMeasure, FlushMakesACachedGemmSlower) {
-  const auto device = open_device();
+  const auto device = kernels::open_device();
   if (!device) GTEST_SKIP() << kernels::cuda_unavailable_reason();
   const auto session = kernels::find_kernel("cublaslt_bf16").open(*device, {4096, 2048, 1}, 71);
   const auto gemm = session->prepare(64, 72);

@@ -14,6 +14,7 @@
 #include "common/model_catalog.hpp"
 #include "common/user_error.hpp"
 #include "kernels/kernel.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
 
 namespace shapescope::kernels {
 namespace {
@@ -21,14 +22,6 @@ namespace {
 constexpr double kThreshold = 1e-2;  // the profile's numerical_fail threshold
 // bf16 output rounding alone gives ~2e-3; a wrong K block or scale gives O(1).
 constexpr double kExpectedError = 5e-3;
-
-std::unique_ptr<Device> open_device() {
-  register_cuda_kernels();
-  return make_cuda_device();
-}
-
-#define REQUIRE_GPU(device) \
-  if (!(device)) GTEST_SKIP() << cuda_unavailable_reason()
 
 struct WeightCase {
   std::string label;
