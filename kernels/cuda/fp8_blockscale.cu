@@ -11,44 +11,86 @@
 #include "kernels/cuda/device_operands.cuh"
 #include "kernels/cuda/fp8_blockscale_kernel.cuh"
 #include "kernels/cuda/own_kernel_entries.hpp"
+#include "kernels/cuda/tensor_map.hpp"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels::cuda {
 namespace {
 
-template <int kBlockM, int kStages, bool kPreshuffledB>
+// Launches one instance; under split-K as (split_k, 1, 1) clusters, as many as fit at once.
+template <int kRowGroups, int kKGroups, int kBlockN, bool kClusterSplit, bool kPreshuffledB>
 void launch_instance(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, cudaStream_t stream) {
-  const auto kernel = fp8_blockscale_kernel<kBlockM, kStages, kPreshuffledB>;
+  constexpr int kStages = fp8_stages(kRowGroups, kKGroups, kBlockN, kClusterSplit);
+  static_assert(kStages >= 3, "the ring needs three stages");
+  const auto kernel = fp8_blockscale_kernel<kRowGroups, kKGroups, kBlockN, kClusterSplit, kStages, kPreshuffledB>;
   static const bool shared_limit_raised = [&] {  // above 48 KB only after opting in, once per instance
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, config.shared_bytes()));
     return true;
   }();
   (void)shared_limit_raised;
-  const dim3 grid(unsigned((params.n + config.block_n - 1) / config.block_n),
-                  unsigned((params.m + config.block_m - 1) / config.block_m), unsigned(config.split_k));
-  kernel<<<grid, config.threads(), config.shared_bytes(), stream>>>(params);
-  CUDA_CHECK_LAUNCH();
+  cudaLaunchConfig_t launch{};
+  launch.gridDim = dim3(unsigned(config.ctas));
+  launch.blockDim = dim3(unsigned(config.threads()));
+  launch.dynamicSmemBytes = std::size_t(config.shared_bytes());
+  launch.stream = stream;
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = unsigned(config.split_k);
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  if (kClusterSplit) {
+    launch.attrs = &cluster;
+    launch.numAttrs = 1;
+    int fitting_clusters = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fitting_clusters, kernel, &launch));
+    if (fitting_clusters < 1)
+      throw std::runtime_error("fp8_blockscale: no cluster of " + std::to_string(config.split_k) +
+                               " CTAs fits this GPU");
+    launch.gridDim.x =
+        unsigned(std::min(config.ctas / config.split_k, fitting_clusters) * config.split_k);
+  }
+  CUDA_CHECK(cudaLaunchKernelEx(&launch, kernel, params));
+}
+
+// The compiled instances (fp8_config_compiled says which configurations they cover).
+template <bool kPreshuffledB>
+void launch_for_order(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, cudaStream_t stream) {
+  const bool split = config.cluster_split();
+  if (fp8_config_compiled(config) && config.k_groups == (config.row_groups == 1 ? 2 : 1)) {
+    if (config.row_groups == 1)
+      return split ? launch_instance<1, 2, 128, true, kPreshuffledB>(params, config, stream)
+                   : launch_instance<1, 2, 128, false, kPreshuffledB>(params, config, stream);
+    if (config.row_groups == 2 && config.block_n == 128)
+      return split ? launch_instance<2, 1, 128, true, kPreshuffledB>(params, config, stream)
+                   : launch_instance<2, 1, 128, false, kPreshuffledB>(params, config, stream);
+    if (config.row_groups == 2 && config.block_n == 256)
+      return launch_instance<2, 1, 256, false, kPreshuffledB>(params, config, stream);
+    if (config.row_groups == 3) return launch_instance<3, 1, 128, false, kPreshuffledB>(params, config, stream);
+  }
+  throw std::logic_error("fp8_blockscale: no kernel instance for " + describe(config));
 }
 
 void launch_fp8_blockscale(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, WeightOrder order,
                            cudaStream_t stream) {
-  if (config.stages != 4 || config.block_n != 128) throw std::logic_error("fp8_blockscale: no kernel for this config");
-  const bool preshuffled = order == WeightOrder::preshuffled;
-  if (config.block_m == 64) {
-    preshuffled ? launch_instance<64, 4, true>(params, config, stream)
-                : launch_instance<64, 4, false>(params, config, stream);
-  } else if (config.block_m == 128) {
-    preshuffled ? launch_instance<128, 4, true>(params, config, stream)
-                : launch_instance<128, 4, false>(params, config, stream);
-  } else {
-    throw std::logic_error("fp8_blockscale: no kernel for block_m " + std::to_string(config.block_m));
-  }
+  order == WeightOrder::preshuffled ? launch_for_order<true>(params, config, stream)
+                                    : launch_for_order<false>(params, config, stream);
 }
+
+// The tensor maps B is copied through: one per tile width (a pre-shuffled copy moves
+// one 128-row tile verbatim, whatever the width).
+struct BTileMaps {
+  WeightOrder order = WeightOrder::row_major;
+  CUtensorMap rows_128{}, rows_256{};
+
+  const CUtensorMap& for_config(const Fp8BlockscaleConfig& config) const {
+    return order == WeightOrder::row_major && config.block_n == 256 ? rows_256 : rows_128;
+  }
+};
 
 class Fp8BlockscalePrepared final : public CudaPreparedGemm {
  public:
-  Fp8BlockscalePrepared(CudaDevice& device, const ReferenceProblem& problem, const uint8_t* b, const float* b_scales,
-                        WeightOrder order)
+  Fp8BlockscalePrepared(CudaDevice& device, const ReferenceProblem& problem, const BTileMaps& b_maps,
+                        const float* b_scales, WeightOrder order)
       : CudaPreparedGemm(device, problem),
         order_(order),
         config_(choose_fp8_blockscale_config(problem.shape, device.info().multiprocessors)) {
@@ -60,16 +102,19 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
     const cudaStream_t stream = device.stream();
     fill_fp8_codes(a_.data(), problem.seed_a, synthetic::a_codes, 1, s.m, s.k, stream);
     fill_a_scales(a_scales_.data(), problem.seed_a, 1, s.m, s.k, ScaleStrides{s.m * kblocks, kblocks, 1}, stream);
-    if (config_.split_k > 1) {
-      split_sums_ = DeviceBuffer<float>(std::size_t(s.m * s.n));
-      CUDA_CHECK(cudaMemsetAsync(split_sums_.data(), 0, split_sums_.bytes(), stream));
-      const int64_t tiles = (s.m + config_.block_m - 1) / config_.block_m * ((s.n + config_.block_n - 1) / config_.block_n);
-      arrivals_ = DeviceBuffer<int>(std::size_t(tiles));
-      CUDA_CHECK(cudaMemsetAsync(arrivals_.data(), 0, arrivals_.bytes(), stream));
-    }
     set_output(c_.data(), s.m * s.n, OutputStrides{s.m * s.n, s.n, 1});
-    params_ = Fp8BlockscaleParams{a_.data(), a_scales_.data(), b, b_scales, c_.data(), split_sums_.data(),
-                                  arrivals_.data(), int(s.m), int(s.n), int(s.k), config_.kblocks_per_split};
+    params_.a_box_rows = int(std::min<int64_t>(config_.block_m(), (s.m + 7) / 8 * 8));
+    params_.a_map = swizzled_tile_map(a_.data(), 1, s.m, s.k, params_.a_box_rows);
+    params_.b_map = b_maps.for_config(config_);
+    params_.c_map = swizzled_tile_map(c_.data(), 2, s.m, s.n, config_.block_m());
+    params_.a_scales = a_scales_.data();
+    params_.b_scales = b_scales;
+    params_.m = int(s.m);
+    params_.n = int(s.n);
+    params_.k = int(s.k);
+    params_.split_k = config_.split_k;
+    params_.kblocks_per_split = config_.kblocks_per_split;
+    params_.cluster_size = config_.split_k;
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
@@ -85,8 +130,6 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
   DeviceBuffer<uint8_t> a_;
   DeviceBuffer<float> a_scales_;
   DeviceBuffer<uint16_t> c_;
-  DeviceBuffer<float> split_sums_;
-  DeviceBuffer<int> arrivals_;
   Fp8BlockscaleParams params_;
 };
 
@@ -94,6 +137,7 @@ class Fp8BlockscaleSession final : public GemmSession {
  public:
   Fp8BlockscaleSession(CudaDevice& device, const WeightShape& shape, uint64_t seed, WeightOrder order)
       : device_(device), shape_(shape), seed_(seed), order_(order) {
+    b_maps_.order = order;
     const int64_t kblocks = synthetic::blocks(shape.k);
     const int64_t nblocks = synthetic::blocks(shape.n);
     const cudaStream_t stream = device.stream();
@@ -102,9 +146,13 @@ class Fp8BlockscaleSession final : public GemmSession {
     if (order == WeightOrder::preshuffled) {
       b_ = DeviceBuffer<uint8_t>(std::size_t(preshuffled_b_bytes(shape.n, shape.k)));
       preshuffle_b(row_major.data(), b_.data(), shape.n, shape.k, stream);
+      const int64_t rows = preshuffled_b_bytes(shape.n, shape.k) / 128;
+      b_maps_.rows_128 = verbatim_rows_map(b_.data(), rows, 128);
       CUDA_CHECK(cudaStreamSynchronize(stream));  // before row_major is freed
     } else {
       b_ = std::move(row_major);
+      b_maps_.rows_128 = swizzled_tile_map(b_.data(), 1, shape.n, shape.k, 128);
+      b_maps_.rows_256 = swizzled_tile_map(b_.data(), 1, shape.n, shape.k, 256);
     }
     b_scales_ = DeviceBuffer<float>(std::size_t(nblocks * kblocks));
     fill_b_scales(b_scales_.data(), seed, 1, shape.n, shape.k, ScaleStrides{nblocks * kblocks, kblocks, 1}, stream);
@@ -112,15 +160,12 @@ class Fp8BlockscaleSession final : public GemmSession {
   }
 
   std::size_t activation_bytes(int64_t m) const override {
-    const GemmShape shape{m, shape_.n, shape_.k, 1};
-    const Fp8BlockscaleConfig config = choose_fp8_blockscale_config(shape, device_.info().multiprocessors);
-    const int64_t split_bytes = config.split_k > 1 ? m * shape_.n * 4 : 0;
-    return std::size_t(m * shape_.k + m * synthetic::blocks(shape_.k) * 4 + m * shape_.n * 2 + split_bytes);
+    return std::size_t(m * shape_.k + m * synthetic::blocks(shape_.k) * 4 + m * shape_.n * 2);
   }
 
   std::unique_ptr<PreparedGemm> prepare(int64_t m, uint64_t seed) override {
     const ReferenceProblem problem{OperandFormat::fp8_blockscale, GemmShape{m, shape_.n, shape_.k, 1}, seed, seed_};
-    return std::make_unique<Fp8BlockscalePrepared>(device_, problem, b_.data(), b_scales_.data(), order_);
+    return std::make_unique<Fp8BlockscalePrepared>(device_, problem, b_maps_, b_scales_.data(), order_);
   }
 
  private:
@@ -129,6 +174,7 @@ class Fp8BlockscaleSession final : public GemmSession {
   uint64_t seed_;
   WeightOrder order_;
   DeviceBuffer<uint8_t> b_;
+  BTileMaps b_maps_;
   DeviceBuffer<float> b_scales_;
 };
 
@@ -147,6 +193,7 @@ std::optional<std::string> fp8_blockscale_unsupported_reason(const GemmShape& sh
   if (shape.k <= 0 || shape.k % 16 != 0)
     return "K=" + std::to_string(shape.k) + " is not a positive multiple of 16 (16-byte row copies)";
   if (shape.m < 1 || shape.n < 1) return "M and N must be positive";
+  if (shape.n % 8 != 0) return "N=" + std::to_string(shape.n) + " is not a multiple of 8 (16-byte output rows for the bulk store)";
   if (shape.m * shape.n > int64_t(INT32_MAX) || shape.n * shape.k > int64_t(INT32_MAX) ||
       shape.m * shape.k > int64_t(INT32_MAX))
     return "an operand over 2^31 elements";
@@ -170,15 +217,15 @@ KernelEntry fp8_blockscale_entry() {
   entry.dtype = "fp8";
   entry.formats = "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales (row-major), C bf16";
   entry.description =
-      "ours: wgmma e4m3 (QGMMA), cp.async 4-stage pipeline, per-128-K promotion outside the tensor cores; "
-      "small M streams B with split-K";
+      "ours: persistent, warp-specialized (TMA copy warpgroup + wgmma e4m3 math warpgroups), per-128-K promotion "
+      "outside the tensor cores; small M streams B with split-K";
   entry.unsupported_reason = fp8_blockscale_unsupported_reason;
   entry.describe_config = [](const GemmShape& shape) {
     return describe(choose_fp8_blockscale_config(shape, visible_multiprocessors()));
   };
   entry.tile_for = [](const GemmShape& shape) {
     const Fp8BlockscaleConfig config = choose_fp8_blockscale_config(shape, visible_multiprocessors());
-    return std::vector<int>{config.block_m, config.block_n, config.split_k};
+    return std::vector<int>{config.block_m(), config.block_n, config.split_k};
   };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) {
     return open_fp8_blockscale_session(device, shape, seed, WeightOrder::row_major);

@@ -1,96 +1,172 @@
 // The per-shape heuristic of our block-scaled FP8 GEMMs (fp8_blockscale and
 // fp8_blockscale_bpreshuffle), kept apart from the kernel bodies.
 //
-// One kernel family covers every M: a 64- or 128-row tile of A by a 128-column
-// tile of B, 128-wide K blocks. Small M (decode) is weight-streaming: a 64-row
-// tile (two CTAs per SM) and split-K chosen by a small cost model, so enough weight
-// bytes are in flight to approach the HBM roofline without drowning in reductions.
+// One kernel family covers every M: a persistent grid of one CTA per SM, work units
+// of a 64-, 128- or 192-row tile of A by a 128- or 256-column tile of B, 128-wide K
+// blocks, as deep a shared-memory ring as fits. Small M (decode) is weight-streaming:
+// 64-row units, two math warpgroups on alternate K blocks, and split-K across the CTAs
+// of a cluster where too few tiles would leave SMs idle. Larger M picks the tile shape
+// and split a small cost model of the grid prefers.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "kernels/kernel.hpp"
 
 namespace shapescope::kernels::cuda {
 
-struct Fp8BlockscaleConfig {
-  int block_m = 64;           // rows of A per CTA: 64 (one warpgroup) or 128 (two)
-  int block_n = 128;          // columns of C per CTA (one wgmma n128)
-  int stages = 4;             // shared-memory pipeline depth, in 128-wide K blocks
-  int split_k = 1;            // CTAs sharing one output tile along K
-  int kblocks_per_split = 1;  // 128-wide K blocks each of those CTAs reduces
-
-  int ctas_per_sm() const { return block_m == 64 ? 2 : 1; }
-  int threads() const { return block_m / 64 * 128; }
-  int shared_bytes() const { return stages * (block_m + block_n) * 128 + 1024; }  // + 1024 to align the tiles
-};
-
 constexpr int kFp8BlockK = 128;
 constexpr int kFp8SmallMLimit = 64;
+constexpr int kFp8SharedLimit = 227 * 1024 - 1024 - 256;  // Hopper's per-CTA limit, less alignment and barriers
+constexpr int kFp8MaxSplit = 8;  // split-K runs in a thread-block cluster: at most 8 CTAs (portable)
 
-// A cost model of the grid, in µs, calibrated on an H100 with kernel_bench
-// (docs/KERNEL_NOTES.md). Each wave of CTAs takes the longer of moving its weight bytes
-// at HBM speed and one CTA working through its K blocks (a CTA's loop is serial: copy
-// wait, barrier, wgmma, wait, promotion), plus a start-up. Split-K adds a fixed cost
-// (reductions drained by a fence, an arrival counter, the last CTA's pass) and one
-// 8-byte L2 reduction per output pair and split.
+// Shared memory of one CTA, less the ring: the staged bf16 C tile, the partial f32
+// tiles of K groups 1.., and under split-K this rank's partial tile.
+constexpr int fp8_fixed_shared_bytes(int row_groups, int k_groups, int block_n, bool cluster_split) {
+  const int partial_tile = row_groups * 64 * block_n * 4;
+  return row_groups * 64 * block_n * 2 + (k_groups - 1 + (cluster_split ? 1 : 0)) * partial_tile;
+}
+// The deepest ring that fits beside them, a multiple of the K groups (each stage always
+// serves one group); 0: the configuration does not fit.
+constexpr int fp8_stages(int row_groups, int k_groups, int block_n, bool cluster_split) {
+  const int fitting = std::max(0, kFp8SharedLimit - fp8_fixed_shared_bytes(row_groups, k_groups, block_n, cluster_split)) /
+                      ((row_groups * 64 + block_n) * kFp8BlockK);
+  return fitting / k_groups * k_groups;
+}
+
+struct Fp8BlockscaleConfig {
+  int row_groups = 1;         // math warpgroups along M, 64 rows each: the tile has 64 * row_groups rows
+  int k_groups = 1;           // groups of them taking alternate K blocks of one tile
+  int block_n = 128;          // columns of the tile: 128 or 256 (two wgmma n128 passes)
+  int split_k = 1;            // CTAs of a cluster sharing one output tile along K
+  int kblocks_per_split = 1;  // 128-wide K blocks each of those CTAs reduces
+  int ctas = 1;               // persistent grid: at most one CTA per SM, whole clusters
+
+  int block_m() const { return row_groups * 64; }
+  bool cluster_split() const { return split_k > 1; }
+  int stages() const { return fp8_stages(row_groups, k_groups, block_n, cluster_split()); }
+  int threads() const { return (row_groups * k_groups + 1) * 128; }  // + the copy warpgroup
+  int shared_bytes() const {
+    return stages() * (block_m() + block_n) * kFp8BlockK +
+           fp8_fixed_shared_bytes(row_groups, k_groups, block_n, cluster_split()) + 1024;
+  }
+};
+
+// The instances fp8_blockscale.cu compiles (row groups, K groups, columns, split-K):
+// at most three math warpgroups (registers), a ring of at least three stages.
+inline bool fp8_config_compiled(const Fp8BlockscaleConfig& c) {
+  const bool shape_ok = (c.row_groups == 1 && c.block_n == 128) ||
+                        (c.row_groups == 2 && c.k_groups == 1) ||
+                        (c.row_groups == 3 && c.k_groups == 1 && c.block_n == 128 && !c.cluster_split());
+  return shape_ok && !(c.block_n == 256 && c.cluster_split()) && c.stages() >= 3;
+}
+
+// A cost model of the persistent grid, in µs (docs/KERNEL_NOTES.md says where each
+// constant was measured on an H100). The grid runs ceil(tiles / clusters) rounds; a
+// K block of a unit costs the longest of its tensor-core time, one warpgroup's serial
+// chain (shared by the K groups) and moving its stage into the SM, whose intake is
+// capped; the whole kernel cannot beat its bytes at HBM speed. Split-K adds rank 0's
+// pass over the other ranks' partial tiles and a fixed cost for the cluster.
 struct GridCostModel {
-  double hbm_bytes_per_us = 3.0e6;    // measured device-to-device copy bandwidth
-  double streaming_kblock_us = 0.68;  // 64-row tile: 16 KB of B per K block at ~24 GB/s per CTA
-  double compute_kblock_us = 1.2;     // 128-row tile: 4.2 MFLOP per K block at ~3.6 TFLOP/s per SM
-  double wave_startup_us = 2.0;
-  double split_fixed_us = 5.0;        // M=1, N=7168, K=256: split 2 ran 11.8 µs, split 1 6.5 µs
-  double reductions_per_us = 15000;   // N=7168, K=2048: M=16 split 2 ran 8 µs over M=1 split 2
-  double kblock_bytes = 128.0 * 128.0;
+  double hbm_bytes_per_us = 2.6e6;  // what streaming kernels reach (copy: 3.0e6 read + write)
+  double sm_bytes_per_us = 57.0e3;  // one SM's intake of stage bytes
+  double tensor_us = 0.14;          // one 64 x 128 x 128 block product
+  double chain_us = 0.40;           // one warpgroup's K block: wgmma, wait, promotion
+  double startup_us = 2.0;
+  double split_fixed_us = 2.5;
+  double partial_tile_us = 1.0;  // rank 0 pulling one 64 x 128 f32 partial tile from another SM
 
-  double microseconds(const GemmShape& shape, int block_m, int64_t tiles, int64_t kblocks, int64_t split,
-                      int64_t resident_ctas) const {
+  double microseconds(const GemmShape& shape, const Fp8BlockscaleConfig& config, int64_t split,
+                      int64_t multiprocessors) const {
+    const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
+    const int64_t tiles =
+        (shape.m + config.block_m() - 1) / config.block_m() * ((shape.n + config.block_n - 1) / config.block_n);
     const int64_t per_split = (kblocks + split - 1) / split;
     const int64_t used_splits = (kblocks + per_split - 1) / per_split;
-    const int64_t ctas = tiles * used_splits;
-    const double kblock_us = block_m == 64 ? streaming_kblock_us : compute_kblock_us;
-    double total = 0;
-    for (int64_t done = 0; done < ctas; done += resident_ctas) {
-      const double wave_ctas = double(std::min(resident_ctas, ctas - done));
-      total += std::max(wave_ctas * double(per_split) * kblock_bytes / hbm_bytes_per_us, double(per_split) * kblock_us) +
-               wave_startup_us;
-    }
+    const int64_t clusters = std::min(tiles, std::max<int64_t>(multiprocessors / used_splits, 1));
+    const int64_t rounds = (tiles + clusters - 1) / clusters;
+    const double a_rows = double(std::min<int64_t>(config.block_m(), (shape.m + 7) / 8 * 8));
+    const double stage_bytes = (a_rows + config.block_n) * kFp8BlockK;
+    const double sub_tiles = double(config.block_n / 128);
+    const double kblock_us = std::max({tensor_us * config.row_groups * sub_tiles, chain_us * sub_tiles / config.k_groups,
+                                       stage_bytes / sm_bytes_per_us});
+    const double hbm_bytes = double(shape.n) * double(shape.k) + double(shape.m) * double(shape.k) +
+                             2.0 * double(shape.m) * double(shape.n);
+    double total = std::max(double(rounds * per_split) * kblock_us, hbm_bytes / hbm_bytes_per_us) + startup_us;
     if (used_splits > 1)
-      total += split_fixed_us + double(shape.m) * double(shape.n) / 2.0 * double(used_splits) / reductions_per_us;
+      total += split_fixed_us + double(rounds * (used_splits - 1) * config.row_groups) * partial_tile_us;
     return total;
   }
 };
 
-inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, int multiprocessors) {
-  Fp8BlockscaleConfig config;
-  config.block_m = shape.m <= kFp8SmallMLimit ? 64 : 128;
-  const int64_t tiles = (shape.m + config.block_m - 1) / config.block_m * ((shape.n + config.block_n - 1) / config.block_n);
+// SHAPESCOPE_FP8_SPLIT_K, SHAPESCOPE_FP8_ROW_GROUPS and SHAPESCOPE_FP8_BLOCK_N force one
+// choice (when an instance exists for it): the knobs used to calibrate the cost model on
+// a device; unset in normal runs.
+inline int forced_fp8_setting(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? std::max(0, std::atoi(value)) : 0;
+}
+
+inline Fp8BlockscaleConfig with_split(Fp8BlockscaleConfig config, const GemmShape& shape, int64_t split,
+                                      int multiprocessors) {
   const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
-  const int64_t resident_ctas = int64_t(multiprocessors) * config.ctas_per_sm();
-  int64_t split = 1;
-  if (kblocks > 1) {  // the split the cost model likes best (the smallest among near-equals)
-    const GridCostModel model;
-    double best = model.microseconds(shape, config.block_m, tiles, kblocks, 1, resident_ctas);
-    for (int64_t candidate = 2; candidate <= kblocks; ++candidate) {
-      const double cost = model.microseconds(shape, config.block_m, tiles, kblocks, candidate, resident_ctas);
-      if (cost < best * 0.97) {
-        best = cost;
-        split = candidate;
-      }
-    }
-  }
-  const int64_t per_split = (kblocks + split - 1) / std::max<int64_t>(split, 1);
-  config.kblocks_per_split = int(std::max<int64_t>(per_split, 1));
+  config.kblocks_per_split = int((kblocks + split - 1) / split);
   config.split_k = int((kblocks + config.kblocks_per_split - 1) / config.kblocks_per_split);  // no empty split
+  const int64_t tiles =
+      (shape.m + config.block_m() - 1) / config.block_m() * ((shape.n + config.block_n - 1) / config.block_n);
+  // Whole clusters only; the launch trims this further to the clusters that fit at once.
+  config.ctas = int(std::min<int64_t>(tiles, std::max(multiprocessors / config.split_k, 1)) * config.split_k);
   return config;
 }
 
+inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, int multiprocessors) {
+  // Candidates: 64-row streaming tiles (one row group, two K groups), and above the
+  // decode sizes 128 x 128, 192 x 128 and 128 x 256 tiles. Each with every split that
+  // compiles; the cheapest wins (the first among near-equals: fewer splits, smaller tiles).
+  std::vector<Fp8BlockscaleConfig> shapes = {Fp8BlockscaleConfig{1, 2, 128}};
+  if (shape.m > kFp8SmallMLimit) {
+    shapes.push_back(Fp8BlockscaleConfig{2, 1, 128});
+    shapes.push_back(Fp8BlockscaleConfig{3, 1, 128});
+    shapes.push_back(Fp8BlockscaleConfig{2, 1, 256});
+  }
+  const int forced_rows = forced_fp8_setting("SHAPESCOPE_FP8_ROW_GROUPS");
+  const int forced_n = forced_fp8_setting("SHAPESCOPE_FP8_BLOCK_N");
+  const int forced_split = forced_fp8_setting("SHAPESCOPE_FP8_SPLIT_K");
+  if (forced_rows > 0 || forced_n > 0) {
+    Fp8BlockscaleConfig forced = shapes.front();
+    if (forced_rows > 0) forced.row_groups = forced_rows;
+    if (forced_n > 0) forced.block_n = forced_n;
+    if (forced.row_groups > 1) forced.k_groups = 1;
+    shapes = {forced};
+  }
+  const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
+  const GridCostModel model;
+  Fp8BlockscaleConfig best = with_split(shapes.front(), shape, 1, multiprocessors);
+  double best_us = INFINITY;
+  for (const Fp8BlockscaleConfig& candidate_shape : shapes) {
+    for (int64_t split = 1; split <= std::min<int64_t>(kblocks, kFp8MaxSplit); ++split) {
+      if (forced_split > 0 && split != std::min<int64_t>(forced_split, kblocks)) continue;
+      const Fp8BlockscaleConfig candidate = with_split(candidate_shape, shape, split, multiprocessors);
+      if (candidate.split_k != split || !fp8_config_compiled(candidate)) continue;  // each split once
+      const double us = model.microseconds(shape, candidate, candidate.split_k, multiprocessors);
+      if (us < best_us * 0.97) {
+        best_us = us;
+        best = candidate;
+      }
+    }
+  }
+  return best;
+}
+
 inline std::string describe(const Fp8BlockscaleConfig& config) {
-  return (config.block_m <= kFp8SmallMLimit ? std::string("stream") : std::string("tile")) + "_m" +
-         std::to_string(config.block_m) + "n" + std::to_string(config.block_n) + "k128_s" +
-         std::to_string(config.stages) + "_splitk" + std::to_string(config.split_k);
+  return "ws_m" + std::to_string(config.block_m()) + "n" + std::to_string(config.block_n) + "k128_kgroups" +
+         std::to_string(config.k_groups) + "_s" + std::to_string(config.stages()) + "_splitk" +
+         std::to_string(config.split_k) + "_grid" + std::to_string(config.ctas);
 }
 
 }  // namespace shapescope::kernels::cuda

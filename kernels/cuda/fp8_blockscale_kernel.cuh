@@ -1,69 +1,109 @@
 // The kernel body shared by fp8_blockscale and fp8_blockscale_bpreshuffle:
 // C[M,N] (bf16) = A[M,K] (e4m3, 1x128 scales) x B[N,K]^T (e4m3, 128x128 scales).
 //
-// Per CTA: a kBlockM x 128 tile of C; per 128-wide K block, A and B tiles land in
-// shared memory (cp.async, 128-byte swizzle, kStages deep), one warpgroup per 64
-// rows runs four wgmma m64n128k32 into a block product, and the block product is
-// folded into the fp32 accumulators with scale_a[row] * scale_b (DeepGEMM-style
-// promotion: the tensor cores never see a scale). Split-K CTAs add their fp32 partial tiles into one sum buffer; the last CTA
-// to arrive for a tile converts the sums to bf16 and clears them.
+// Warp-specialized and persistent. The last warpgroup is the producer: one thread
+// walks the CTA's work units (an output tile of kRowGroups*64 x kBlockN, or one K
+// range of it under split-K) and has the copy engine (TMA) fill a ring of kStages
+// shared-memory stages, each a 128-wide K block of A and B, completing on "full"
+// barriers. The consumer warpgroups form kKGroups groups of kRowGroups: group g
+// takes the unit's K blocks g, g + kKGroups, ... (more weight bytes in flight per SM
+// when M is small), and in it each warpgroup owns 64 rows. A consumer waits for a
+// stage and, per 128-column sub-tile, runs four wgmma m64n128k32 into a block
+// product and folds it into its fp32 accumulators with scale_a[row] * scale_b
+// (DeepGEMM-style promotion: the tensor cores never see a scale); then it releases
+// the stage ("empty" barrier). While one warpgroup promotes, another's wgmmas keep
+// the tensor cores busy. A 256-column tile reuses one block product for both
+// sub-tiles: it moves 48 KB per K block for 8.4 MFLOP where a 128 x 128 tile moves
+// 32 KB for 4.2, and an SM's intake of bytes, not its tensor cores, is what bounds
+// the large GEMMs.
+//
+// Split-K across CTAs: the split_k CTAs of one thread-block cluster take the K
+// slices of the same tiles; ranks 1.. leave their fp32 partial tile in their shared
+// memory and rank 0 pulls them over the cluster's shared-memory network (no global
+// memory, no atomics), paced by two barriers per rank ("partials ready", "partials
+// free").
+//
+// End of a unit: the K groups sum through shared memory; group 0 stages the bf16
+// tile in shared memory and one thread hands it to the copy engine (a bulk tensor
+// store), so the next unit's math starts while the tile is written out.
 #pragma once
 
+#include <cuda.h>
 #include <cuda_bf16.h>
 
 #include <cstdint>
 
 #include "kernels/cuda/hopper_ptx.cuh"
+#include "kernels/cuda/hopper_tma.cuh"
 
 namespace shapescope::kernels::cuda {
 
 struct Fp8BlockscaleParams {
-  const uint8_t* a = nullptr;        // [m][k] e4m3
+  CUtensorMap a_map;                 // A [m][k] e4m3, boxes of (kRowGroups*64) x 128 bytes
+  CUtensorMap b_map;                 // B [n][k] e4m3, boxes of kBlockN x 128 bytes; pre-shuffled: 128 verbatim rows
+  CUtensorMap c_map;                 // C [m][n] bf16, boxes of (kRowGroups*64) x 64 columns
   const float* a_scales = nullptr;   // [m][ceil(k/128)]
-  const uint8_t* b = nullptr;        // [n][k] e4m3, or pre-shuffled tiles (fp8_blockscale_bpreshuffle.cu)
   const float* b_scales = nullptr;   // [ceil(n/128)][ceil(k/128)]
-  uint16_t* c = nullptr;             // [m][n] bf16
-  float* split_sums = nullptr;       // [m][n] f32 when split_k > 1, zero between launches
-  int* split_arrivals = nullptr;     // one counter per output tile, zero between launches
-  int m = 0, n = 0, k = 0;  // k a multiple of 16 (16-byte copies)
+  int m = 0, n = 0, k = 0;           // k a multiple of 16, n of 8 (tensor-map row strides)
+  int split_k = 1;                   // CTAs of a cluster sharing a tile along K (split-K)
   int kblocks_per_split = 0;
+  int cluster_size = 1;              // split_k: the CTAs of one cluster
+  // Rows of A one copy delivers: the tile's rows, or M rounded up to 8 when M is smaller
+  // (decode moves no zero rows; the stale rows past it only feed output rows past M,
+  // which are never stored).
+  int a_box_rows = 0;
 };
 
 namespace fp8_detail {
 
-constexpr int kBlockN = 128;
-constexpr int kBlockK = 128;            // one scale block, one 128-byte swizzle row
+constexpr int kSubTileN = 128;  // columns of one wgmma n128, one B scale block
+constexpr int kBlockK = 128;    // one scale block, one 128-byte swizzle row
 constexpr int kTileBytesPerRow = kBlockK;
 
-__device__ __forceinline__ void store_bf16_pair(uint16_t* c, int m, int n, int row, int col, float v0, float v1) {
-  if (row >= m || col >= n) return;
-  uint16_t* out = c + int64_t(row) * n + col;
-  if (col + 1 < n && n % 2 == 0) {
-    *reinterpret_cast<__nv_bfloat162*>(out) = __floats2bfloat162_rn(v0, v1);
-  } else {
-    out[0] = __bfloat16_as_ushort(__float2bfloat16_rn(v0));
-    if (col + 1 < n) out[1] = __bfloat16_as_ushort(__float2bfloat16_rn(v1));
-  }
+// Registers per thread after the producer hands its share to the consumers (setmaxnreg;
+// multiples of 8, and the CTA's total must stay within the SM's 64 K).
+template <int kConsumers>
+struct RegisterSplit;
+template <>
+struct RegisterSplit<2> {
+  static constexpr int producer = 40, consumer = 232;
+};
+template <>
+struct RegisterSplit<3> {
+  static constexpr int producer = 32, consumer = 160;
+};
+
+// Byte offset of the bf16 pair at (row, col) in a C staging tile: boxes of 64 columns,
+// each rows x 128 bytes in the 128-byte swizzle (what the bulk store reads).
+template <int kBlockM>
+__device__ __forceinline__ uint32_t staged_c_offset(int row, int col) {
+  const int half = col / 64, chunk = (col % 64) / 8;
+  return uint32_t(half * kBlockM * 128 + row * 128 + ((chunk ^ (row & 7)) << 4) + (col % 8) * 2);
 }
 
-// Adds a column pair of a partial tile into the split-K sums (one 8-byte reduction when aligned).
-__device__ __forceinline__ void add_f32_pair(float* sums_row, int n, int col, float v0, float v1) {
-  if (col + 1 < n && n % 2 == 0) {
-    atomicAdd(reinterpret_cast<float2*>(sums_row + col), make_float2(v0, v1));
-  } else {
-    atomicAdd(sums_row + col, v0);
-    if (col + 1 < n) atomicAdd(sums_row + col + 1, v1);
-  }
+// A work unit of the persistent grid: an output tile, and the K blocks of it this CTA
+// reduces. Clusters walk the tiles; under split-K the CTAs of a cluster take one tile's
+// K slices.
+struct WorkUnit {
+  int m_block, n_block, kb_begin, kb_count;
+};
+
+__device__ __forceinline__ WorkUnit work_unit(const Fp8BlockscaleParams& p, int tile, int block_m, int kblocks) {
+  const int m_blocks = (p.m + block_m - 1) / block_m;
+  const int split = int(blockIdx.x) % p.cluster_size;  // the rank in a (split_k, 1, 1) cluster
+  WorkUnit w;
+  w.m_block = tile % m_blocks;  // consecutive clusters share a column of B
+  w.n_block = tile / m_blocks;
+  w.kb_begin = split * p.kblocks_per_split;
+  w.kb_count = min(p.kblocks_per_split, kblocks - w.kb_begin);
+  return w;
 }
 
-// Reads a column pair of the split-K sums (from L2) and leaves zeros for the next launch.
-__device__ __forceinline__ void take_f32_pair(float* sums_row, int n, int col, float& v0, float& v1) {
-  v0 = __ldcg(sums_row + col);
-  __stcg(sums_row + col, 0.0f);
-  if (col + 1 < n) {
-    v1 = __ldcg(sums_row + col + 1);
-    __stcg(sums_row + col + 1, 0.0f);
-  }
+// The ring stage of the q-th K block a CTA consumes, and the parity of its barrier phase.
+template <int kStages>
+__device__ __forceinline__ void ring_position(uint32_t q, int& stage, uint32_t& parity) {
+  stage = int(q % kStages);
+  parity = (q / kStages) & 1;
 }
 
 }  // namespace fp8_detail
@@ -71,139 +111,275 @@ __device__ __forceinline__ void take_f32_pair(float* sums_row, int n, int col, f
 // The pre-shuffled B order: [n tile of 128 rows][K block][row][128 bytes in the 128-byte
 // swizzle], rows past N zero. A K-block tile is then one contiguous 16 KB run.
 __host__ __device__ inline int64_t preshuffled_tile_offset(int64_t n_tile, int64_t kblock, int64_t kblocks) {
-  return (n_tile * kblocks + kblock) * fp8_detail::kBlockN * fp8_detail::kTileBytesPerRow;
+  return (n_tile * kblocks + kblock) * fp8_detail::kSubTileN * fp8_detail::kTileBytesPerRow;
 }
 
-template <int kBlockM, int kStages, bool kPreshuffledB>
-__global__ void __launch_bounds__(kBlockM / 64 * 128) fp8_blockscale_kernel(const Fp8BlockscaleParams p) {
+// The shared-memory layout of one CTA: constants of an instance and the run-time
+// addresses (the dynamic part starts on a 1 KB boundary: swizzle atoms are 1 KB).
+template <int kRowGroups, int kKGroups, int kBlockN, int kStages>
+struct SharedLayout {
+  static constexpr int kBlockM = kRowGroups * 64;
+  static constexpr int kATileBytes = kBlockM * fp8_detail::kTileBytesPerRow;
+  static constexpr int kBTileBytes = kBlockN * fp8_detail::kTileBytesPerRow;
+  static constexpr int kStageBytes = kATileBytes + kBTileBytes;
+  static constexpr int kStagedCBytes = kBlockM * kBlockN * 2;
+  static constexpr int kAccumulators = kBlockN / 2;                 // per thread: 64 x kBlockN f32 over 128 threads
+  static constexpr int kPartialFloats = kRowGroups * 128 * kAccumulators;  // one f32 tile, [row group][i][thread]
+
+  uint32_t stages;            // kStages x (A tile, B tile)
+  uint32_t staged_c;          // the bf16 output tile, 64-column boxes
+  uint32_t k_group_partials;  // partial tiles of K groups 1..
+  uint32_t cluster_partial;   // this rank's partial tile under split-K
+  uint32_t full, empty;       // kStages barriers each, 8 bytes apart
+  uint32_t partials_ready;    // rank 0: every other rank's partial tile is in place
+  uint32_t partials_free;     // ranks 1..: rank 0 has read this rank's partial tile
+
+  __device__ uint32_t full_barrier(int stage) const { return full + 8 * stage; }
+  __device__ uint32_t empty_barrier(int stage) const { return empty + 8 * stage; }
+  __device__ uint32_t a_tile(int stage) const { return stages + stage * kStageBytes; }
+  __device__ uint32_t b_tile(int stage) const { return a_tile(stage) + kATileBytes; }
+};
+
+// The copy warp's loop: for every K block of every unit of this CTA, wait until the ring
+// stage is free, announce its bytes and start the copies into it.
+template <int kRowGroups, int kKGroups, int kBlockN, int kStages, bool kPreshuffledB>
+__device__ __forceinline__ void produce(const Fp8BlockscaleParams& p,
+                                        const SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>& smem) {
   using namespace fp8_detail;
-  constexpr int kThreads = kBlockM / 64 * 128;
-  constexpr int kATileBytes = kBlockM * kTileBytesPerRow;
-  constexpr int kBTileBytes = kBlockN * kTileBytesPerRow;
-  constexpr int kStageBytes = kATileBytes + kBTileBytes;
-  constexpr int kAccumulators = kBlockN / 2;  // per thread: a 64 x 128 f32 tile over 128 threads
-
-  extern __shared__ uint8_t shared_raw[];
-  const uint32_t shared_base = (ptx::shared_address(shared_raw) + 1023u) & ~1023u;  // swizzle atoms are 1 KB
-
-  const int n_tile = blockIdx.x;
-  const int n0 = n_tile * kBlockN;
-  const int m0 = blockIdx.y * kBlockM;
-  const int kblocks = (p.k + kBlockK - 1) / kBlockK;  // a partial last block reads zeros past K
-  const int kb_begin = blockIdx.z * p.kblocks_per_split;
-  const int kb_count = min(p.kblocks_per_split, kblocks - kb_begin);
-
-  auto load_stage = [&](int slot, int kb) {
-    const uint32_t a_tile = shared_base + slot * kStageBytes;
-    const uint32_t b_tile = a_tile + kATileBytes;
-#pragma unroll
-    for (int q = threadIdx.x; q < kBlockM * 8; q += kThreads) {
-      const int row = q >> 3, chunk = q & 7;
-      const bool valid = m0 + row < p.m && kb * kBlockK + chunk * 16 < p.k;  // zero-fill past M and K
-      const uint8_t* source = p.a + (valid ? int64_t(m0 + row) * p.k + kb * kBlockK + chunk * 16 : 0);
-      ptx::copy_16_async(a_tile + ptx::swizzled_128b_offset(row, chunk), source, valid);
-    }
-    if constexpr (kPreshuffledB) {
-      const uint8_t* tile = p.b + preshuffled_tile_offset(n_tile, kb, kblocks);
-#pragma unroll
-      for (int q = threadIdx.x; q < kBlockN * 8; q += kThreads) ptx::copy_16_async(b_tile + q * 16, tile + q * 16, true);
-    } else {
-#pragma unroll
-      for (int q = threadIdx.x; q < kBlockN * 8; q += kThreads) {
-        const int row = q >> 3, chunk = q & 7;
-        const bool valid = n0 + row < p.n && kb * kBlockK + chunk * 16 < p.k;
-        const uint8_t* source = p.b + (valid ? int64_t(n0 + row) * p.k + kb * kBlockK + chunk * 16 : 0);
-        ptx::copy_16_async(b_tile + ptx::swizzled_128b_offset(row, chunk), source, valid);
+  using Layout = SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>;
+  constexpr int kSubTiles = kBlockN / kSubTileN;
+  tma::prefetch_tensor_map(&p.a_map);
+  tma::prefetch_tensor_map(&p.b_map);
+  const int kblocks = (p.k + kBlockK - 1) / kBlockK;
+  const int units = (p.m + Layout::kBlockM - 1) / Layout::kBlockM * ((p.n + kBlockN - 1) / kBlockN);
+  const int sub_tiles_in_n = (p.n + kSubTileN - 1) / kSubTileN;
+  uint32_t q = 0;
+  for (int unit = int(blockIdx.x) / p.cluster_size; unit < units; unit += int(gridDim.x) / p.cluster_size) {
+    const WorkUnit w = work_unit(p, unit, Layout::kBlockM, kblocks);
+    const int sub_tiles = min(kSubTiles, sub_tiles_in_n - w.n_block * kSubTiles);  // pre-shuffled: those that exist
+    const uint32_t b_bytes = kPreshuffledB ? sub_tiles * kSubTileN * kBlockK : Layout::kBTileBytes;
+    for (int i = 0; i < w.kb_count; ++i, ++q) {
+      const int kb = w.kb_begin + i;
+      int stage;
+      uint32_t parity;
+      ring_position<kStages>(q, stage, parity);
+      tma::wait_barrier(smem.empty_barrier(stage), parity ^ 1);  // a fresh barrier counts as released
+      const uint32_t full = smem.full_barrier(stage);
+      tma::arrive_expect_bytes(full, p.a_box_rows * kTileBytesPerRow + b_bytes);
+      tma::load_tile_2d(smem.a_tile(stage), &p.a_map, kb * kBlockK, w.m_block * Layout::kBlockM, full);
+      if constexpr (kPreshuffledB) {
+        for (int h = 0; h < sub_tiles; ++h)  // a pre-shuffled tile is 128 consecutive 128-byte rows
+          tma::load_tile_2d(smem.b_tile(stage) + h * kSubTileN * kTileBytesPerRow, &p.b_map, 0,
+                            int(preshuffled_tile_offset(w.n_block * kSubTiles + h, kb, kblocks) / kTileBytesPerRow),
+                            full);
+      } else {
+        tma::load_tile_2d(smem.b_tile(stage), &p.b_map, kb * kBlockK, w.n_block * kBlockN, full);
       }
     }
-  };
+  }
+}
 
-  // This thread's rows of the wgmma accumulator layout (and the two A scales they need).
+// The math warpgroups' loop: block products, promotion, the K groups' and the cluster's
+// sums, and the bulk store of each finished tile.
+template <int kRowGroups, int kKGroups, int kBlockN, bool kClusterSplit, int kStages>
+__device__ __forceinline__ void consume(const Fp8BlockscaleParams& p,
+                                        const SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>& smem) {
+  using namespace fp8_detail;
+  using Layout = SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>;
+  constexpr int kBlockM = Layout::kBlockM;
+  constexpr int kConsumerThreads = kRowGroups * kKGroups * 128;
+  constexpr int kEpilogueThreads = kRowGroups * 128;  // K group 0
+  constexpr int kSubTiles = kBlockN / kSubTileN;      // wgmma n128 passes per K block, one block product reused
+  constexpr int kAccumulators = Layout::kAccumulators;
+  constexpr int kProductRegisters = kSubTileN / 2;
+  constexpr int kAllConsumersBarrier = 1, kEpilogueBarrier = 2;
+  const int kblocks = (p.k + kBlockK - 1) / kBlockK;
+  const int units = (p.m + kBlockM - 1) / kBlockM * ((p.n + kBlockN - 1) / kBlockN);
+  const int sub_tiles_in_n = (p.n + kSubTileN - 1) / kSubTileN;
+  const int rank = int(blockIdx.x) % p.cluster_size;
   const int warpgroup = threadIdx.x / 128;
-  const int lane = threadIdx.x % 32;
-  const int row0 = m0 + warpgroup * 64 + (threadIdx.x / 32) % 4 * 16 + lane / 4;
-  const int row1 = row0 + 8;
-  const float* a_scales_row0 = p.a_scales + int64_t(min(row0, p.m - 1)) * kblocks;
-  const float* a_scales_row1 = p.a_scales + int64_t(min(row1, p.m - 1)) * kblocks;
-  const float* b_scales_row = p.b_scales + int64_t(n0 / 128) * kblocks;
-
+  const int row_group = warpgroup % kRowGroups, k_group = warpgroup / kRowGroups;
+  const int lane = threadIdx.x % 32, thread_in_group = threadIdx.x % 128;
+  const int row_in_tile = row_group * 64 + thread_in_group / 32 * 16 + lane / 4;  // accumulator rows: this, +8
+  const int partial_index = row_group * 128 * kAccumulators + thread_in_group;    // + i * 128
+  auto floats_at = [](uint32_t shared_address) { return static_cast<float*>(__cvta_shared_to_generic(shared_address)); };
   float accumulators[kAccumulators];
-  float block_product[kAccumulators];
+  float block_product[kProductRegisters];
+  uint32_t q_unit = 0;       // K blocks this CTA consumed before the current unit
+  uint32_t unit_parity = 0;  // phase parity of the partials barriers in the current unit
+  for (int unit = int(blockIdx.x) / p.cluster_size; unit < units;
+       q_unit += work_unit(p, unit, kBlockM, kblocks).kb_count, unit_parity ^= 1,
+           unit += int(gridDim.x) / p.cluster_size) {
+    const WorkUnit w = work_unit(p, unit, kBlockM, kblocks);
+    const int m0 = w.m_block * kBlockM, n0 = w.n_block * kBlockN;
+    const float* a_scales_row0 = p.a_scales + int64_t(min(m0 + row_in_tile, p.m - 1)) * kblocks;
+    const float* a_scales_row1 = p.a_scales + int64_t(min(m0 + row_in_tile + 8, p.m - 1)) * kblocks;
+    const float* b_scales_rows[kSubTiles];  // past N: the last block's (those columns are never stored)
 #pragma unroll
-  for (int i = 0; i < kAccumulators; ++i) accumulators[i] = block_product[i] = 0.0f;
-
+    for (int h = 0; h < kSubTiles; ++h)
+      b_scales_rows[h] = p.b_scales + int64_t(min(w.n_block * kSubTiles + h, sub_tiles_in_n - 1)) * kblocks;
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < kb_count) load_stage(s, kb_begin + s);
-    ptx::commit_async_copies();  // empty groups keep the wait count uniform
-  }
+    for (int i = 0; i < kAccumulators; ++i) accumulators[i] = 0.0f;
 
-  // The block product is promoted right after its wgmmas finish: promoting it while the
-  // next block's wgmmas run makes ptxas serialize every wgmma (C7514), which costs more.
-  // The other warpgroup (or the other CTA on the SM) keeps the tensor cores busy meanwhile.
-  for (int i = 0; i < kb_count; ++i) {
-    ptx::wait_async_copies<kStages - 2>();
+    // K group g takes the K blocks at ring positions q = g (mod kKGroups): with kStages a
+    // multiple of kKGroups every stage always serves the same group, so each group sees
+    // every phase of its stages' barriers in order (a parity wait cannot tell a phase
+    // from the one two ahead).
+    for (int i = int((k_group + kKGroups - q_unit % kKGroups) % kKGroups); i < w.kb_count; i += kKGroups) {
+      const int kb = w.kb_begin + i;
+      const float scale_a0 = __ldg(a_scales_row0 + kb);  // issued before the wait: latency hidden behind it
+      const float scale_a1 = __ldg(a_scales_row1 + kb);
+      float scale_b[kSubTiles];
+#pragma unroll
+      for (int h = 0; h < kSubTiles; ++h) scale_b[h] = __ldg(b_scales_rows[h] + kb);
+      int stage;
+      uint32_t parity;
+      ring_position<kStages>(q_unit + i, stage, parity);
+      tma::wait_barrier(smem.full_barrier(stage), parity);
+      const uint32_t a_tile = smem.a_tile(stage) + row_group * 64 * kTileBytesPerRow;
+#pragma unroll
+      for (int h = 0; h < kSubTiles; ++h) {  // one 64 x 128 block product per sub-tile, promoted right away
+        const uint32_t b_sub_tile = smem.b_tile(stage) + h * kSubTileN * kTileBytesPerRow;
+        ptx::wgmma_fence();
+#pragma unroll
+        for (int k_step = 0; k_step < kBlockK / 32; ++k_step) {
+          ptx::WgmmaE4m3<kSubTileN>::run(block_product, ptx::swizzled_128b_descriptor(a_tile + k_step * 32),
+                                         ptx::swizzled_128b_descriptor(b_sub_tile + k_step * 32), k_step > 0);
+        }
+        ptx::wgmma_commit();
+        ptx::wgmma_wait<0>();
+        ptx::fence_accumulators(block_product);
+        if (h == kSubTiles - 1 && lane == 0) tma::arrive(smem.empty_barrier(stage));
+        const float scale0 = scale_a0 * scale_b[h], scale1 = scale_a1 * scale_b[h];
+#pragma unroll
+        for (int i = 0; i < kProductRegisters; ++i)
+          accumulators[h * kProductRegisters + i] += block_product[i] * ((i & 2) ? scale1 : scale0);
+      }
+    }
+
+    if constexpr (kKGroups > 1) {  // K groups 1.. hand their sums to group 0
+      float* const partials = floats_at(smem.k_group_partials);
+      if (k_group > 0) {
+        float* const mine = partials + (k_group - 1) * Layout::kPartialFloats + partial_index;
+#pragma unroll
+        for (int i = 0; i < kAccumulators; ++i) mine[i * 128] = accumulators[i];
+      }
+      tma::sync_named(kAllConsumersBarrier, kConsumerThreads);
+      if (k_group == 0) {
+#pragma unroll
+        for (int g = 1; g < kKGroups; ++g) {
+          const float* other = partials + (g - 1) * Layout::kPartialFloats + partial_index;
+#pragma unroll
+          for (int i = 0; i < kAccumulators; ++i) accumulators[i] += other[i * 128];
+        }
+      }
+      tma::sync_named(kAllConsumersBarrier, kConsumerThreads);  // the partials may be overwritten again
+      if (k_group > 0) continue;
+    }
+
+    if constexpr (kClusterSplit) {  // ranks 1.. hand their partial tiles to rank 0
+      if (rank > 0) {
+        if (threadIdx.x == 0) tma::wait_barrier_from_cluster(smem.partials_free, unit_parity ^ 1);
+        tma::sync_named(kEpilogueBarrier, kEpilogueThreads);  // rank 0 is done with the previous partial
+        float* const mine = floats_at(smem.cluster_partial) + partial_index;
+#pragma unroll
+        for (int i = 0; i < kAccumulators; ++i) mine[i * 128] = accumulators[i];
+        tma::sync_named(kEpilogueBarrier, kEpilogueThreads);
+        if (threadIdx.x == 0) {
+          tma::fence_cluster();
+          tma::arrive_in_cluster(tma::map_to_rank(smem.partials_ready, 0));
+        }
+        continue;
+      }
+      tma::wait_barrier_from_cluster(smem.partials_ready, unit_parity);
+      for (int r = 1; r < p.split_k; ++r) {
+        const uint32_t remote = tma::map_to_rank(smem.cluster_partial + partial_index * 4, r);
+        float pulled[kAccumulators];  // every load in flight before the first add
+#pragma unroll
+        for (int i = 0; i < kAccumulators; ++i) pulled[i] = tma::load_from_cluster(remote + i * 128 * 4);
+#pragma unroll
+        for (int i = 0; i < kAccumulators; ++i) accumulators[i] += pulled[i];
+      }
+      tma::sync_named(kEpilogueBarrier, kEpilogueThreads);
+      if (threadIdx.x < p.split_k - 1) {  // one thread per other rank: its partial may be overwritten
+        tma::fence_cluster();
+        tma::arrive_in_cluster(tma::map_to_rank(smem.partials_free, threadIdx.x + 1));
+      }
+    }
+
+    // Stage the bf16 tile (once the previous unit's store has read it) and store it in bulk.
+    // Accumulator i sits at row row_in_tile (+8 when i & 2), column 8 * (i / 4) + 2 * (lane % 4) + (i & 1).
+    const int col_base = 2 * (lane % 4);
+    if (threadIdx.x == 0) tma::wait_stores_read();
+    tma::sync_named(kEpilogueBarrier, kEpilogueThreads);
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j) {
+      const int col = col_base + 8 * j;
+      const __nv_bfloat162 top = __floats2bfloat162_rn(accumulators[4 * j], accumulators[4 * j + 1]);
+      const __nv_bfloat162 bottom = __floats2bfloat162_rn(accumulators[4 * j + 2], accumulators[4 * j + 3]);
+      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(smem.staged_c + staged_c_offset<kBlockM>(row_in_tile, col)),
+                   "r"(*reinterpret_cast<const uint32_t*>(&top))
+                   : "memory");
+      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(smem.staged_c + staged_c_offset<kBlockM>(row_in_tile + 8, col)),
+                   "r"(*reinterpret_cast<const uint32_t*>(&bottom))
+                   : "memory");
+    }
     ptx::fence_generic_to_async_proxy();
-    __syncthreads();  // stage i is complete for all threads; stage i-1's wgmmas are done
-    const int next = i + kStages - 1;
-    if (next < kb_count) load_stage(next % kStages, kb_begin + next);
-    ptx::commit_async_copies();
-
-    const int kb = kb_begin + i;
-    const float scale_b = __ldg(b_scales_row + kb);
-    const float scale0 = __ldg(a_scales_row0 + kb) * scale_b;
-    const float scale1 = __ldg(a_scales_row1 + kb) * scale_b;
-
-    const uint32_t a_tile = shared_base + (i % kStages) * kStageBytes + warpgroup * 64 * kTileBytesPerRow;
-    const uint32_t b_tile = shared_base + (i % kStages) * kStageBytes + kATileBytes;
-    ptx::wgmma_fence();
+    tma::sync_named(kEpilogueBarrier, kEpilogueThreads);
+    if (threadIdx.x == 0) {  // 64-column boxes; rows past M and columns past N are not written
 #pragma unroll
-    for (int k_step = 0; k_step < kBlockK / 32; ++k_step) {
-      ptx::WgmmaE4m3<kBlockN>::run(block_product, ptx::swizzled_128b_descriptor(a_tile + k_step * 32),
-                                   ptx::swizzled_128b_descriptor(b_tile + k_step * 32), k_step > 0);
+      for (int box = 0; box < kBlockN / 64; ++box)
+        if (n0 + box * 64 < p.n) tma::store_tile_2d(&p.c_map, n0 + box * 64, m0, smem.staged_c + box * kBlockM * 128);
+      tma::commit_stores();
     }
-    ptx::wgmma_commit();
-    ptx::wgmma_wait<0>();
-    ptx::fence_accumulators(block_product);
-#pragma unroll
-    for (int i_acc = 0; i_acc < kAccumulators; ++i_acc)
-      accumulators[i_acc] += block_product[i_acc] * ((i_acc & 2) ? scale1 : scale0);
   }
+  if (threadIdx.x == 0) tma::wait_stores();  // shared memory must outlive the last store's reads
+}
 
-  // Accumulator i sits at row (i & 2 ? row1 : row0), column n0 + 8 * (i / 4) + 2 * (lane % 4) + (i & 1).
-  const int col_base = n0 + 2 * (lane % 4);
-  if (gridDim.z > 1) {
-    // Split-K: add this CTA's partial tile into the f32 sums (fire-and-forget reductions in
-    // L2); the last CTA to arrive for the tile takes the sums, clears them and writes C.
-#pragma unroll
-    for (int j = 0; j < kBlockN / 8; ++j) {
-      const int col = col_base + 8 * j;
-      if (col >= p.n) continue;
-      if (row0 < p.m) add_f32_pair(p.split_sums + int64_t(row0) * p.n, p.n, col, accumulators[4 * j], accumulators[4 * j + 1]);
-      if (row1 < p.m) add_f32_pair(p.split_sums + int64_t(row1) * p.n, p.n, col, accumulators[4 * j + 2], accumulators[4 * j + 3]);
+template <int kRowGroups, int kKGroups, int kBlockN, bool kClusterSplit, int kStages, bool kPreshuffledB>
+__global__ void __launch_bounds__((kRowGroups * kKGroups + 1) * 128, 1)
+    fp8_blockscale_kernel(const __grid_constant__ Fp8BlockscaleParams p) {
+  using Layout = SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>;
+  constexpr int kConsumers = kRowGroups * kKGroups;
+  static_assert(kStages % kKGroups == 0, "each ring stage must always serve the same K group");
+
+  extern __shared__ uint8_t shared_raw[];
+  __shared__ alignas(8) uint64_t barriers[2 * kStages + 2];
+  Layout smem;
+  smem.stages = (ptx::shared_address(shared_raw) + 1023u) & ~1023u;
+  smem.staged_c = smem.stages + kStages * Layout::kStageBytes;
+  smem.k_group_partials = smem.staged_c + Layout::kStagedCBytes;
+  smem.cluster_partial = smem.k_group_partials + (kKGroups - 1) * Layout::kPartialFloats * 4;
+  smem.full = ptx::shared_address(&barriers[0]);
+  smem.empty = ptx::shared_address(&barriers[kStages]);
+  smem.partials_ready = ptx::shared_address(&barriers[2 * kStages]);
+  smem.partials_free = ptx::shared_address(&barriers[2 * kStages + 1]);
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      tma::init_barrier(smem.full_barrier(s), 1);  // the producer's arrival carries the byte count
+      tma::init_barrier(smem.empty_barrier(s), kRowGroups * 4);  // lane 0 of every warp of the consuming K group
     }
-    __threadfence();
+    tma::init_barrier(smem.partials_ready, kClusterSplit ? p.split_k - 1 : 1);
+    tma::init_barrier(smem.partials_free, 1);
+    tma::fence_barrier_init();
+  }
+  if constexpr (kClusterSplit) {  // every CTA's barriers exist before any remote arrival
+    tma::sync_cluster();
+  } else {
     __syncthreads();
-    __shared__ int arrived_before;
-    int* arrivals = p.split_arrivals + blockIdx.y * gridDim.x + blockIdx.x;
-    if (threadIdx.x == 0) arrived_before = atomicAdd(arrivals, 1);
-    __syncthreads();
-    if (arrived_before != int(gridDim.z) - 1) return;
-    __threadfence();  // every other CTA's reductions are visible now
-#pragma unroll
-    for (int j = 0; j < kBlockN / 8; ++j) {
-      const int col = col_base + 8 * j;
-      if (col >= p.n) continue;
-      if (row0 < p.m) take_f32_pair(p.split_sums + int64_t(row0) * p.n, p.n, col, accumulators[4 * j], accumulators[4 * j + 1]);
-      if (row1 < p.m) take_f32_pair(p.split_sums + int64_t(row1) * p.n, p.n, col, accumulators[4 * j + 2], accumulators[4 * j + 3]);
-    }
-    if (threadIdx.x == 0) *arrivals = 0;  // ready for the next launch
   }
-#pragma unroll
-  for (int j = 0; j < kBlockN / 8; ++j) {
-    store_bf16_pair(p.c, p.m, p.n, row0, col_base + 8 * j, accumulators[4 * j], accumulators[4 * j + 1]);
-    store_bf16_pair(p.c, p.m, p.n, row1, col_base + 8 * j, accumulators[4 * j + 2], accumulators[4 * j + 3]);
+
+  if (threadIdx.x / 128 == kConsumers) {  // the copy warpgroup: one thread issues, the others idle
+    if constexpr (kConsumers > 1) tma::release_registers<fp8_detail::RegisterSplit<kConsumers>::producer>();
+    if (threadIdx.x == kConsumers * 128)
+      produce<kRowGroups, kKGroups, kBlockN, kStages, kPreshuffledB>(p, smem);
+  } else {
+    if constexpr (kConsumers > 1) tma::claim_registers<fp8_detail::RegisterSplit<kConsumers>::consumer>();
+    consume<kRowGroups, kKGroups, kBlockN, kClusterSplit, kStages>(p, smem);
   }
+  // A CTA's shared memory and barriers must outlive the other CTAs' accesses to them.
+  if constexpr (kClusterSplit) tma::sync_cluster();
 }
 
 }  // namespace shapescope::kernels::cuda

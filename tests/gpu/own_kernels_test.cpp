@@ -33,6 +33,11 @@ std::vector<WeightCase> deepseek_tp8_shapes() {
           {"dsv3", 4608, 7168, 1}, {"dsv3", 7168, 2304, 1}, {"dsv3", 512, 7168, 1},  {"dsv3", 7168, 256, 1}};
 }
 
+// DeepSeek-V3's large TP1 GEMMs: deep K (144 blocks), wide N (288 tiles), 264 MB of weights.
+std::vector<WeightCase> deepseek_tp1_large_shapes() {
+  return {{"dsv3.tp1", 7168, 18432, 1}, {"dsv3.tp1", 24576, 1536, 1}, {"dsv3.tp1", 36864, 7168, 1}};
+}
+
 // The Qwen3 TP8 GEMMs from the shipped catalog (partial scale blocks included: K=192, N=192).
 std::vector<WeightCase> qwen3_tp8_shapes() {
   const ModelCatalog catalog = ModelCatalog::load(SHAPESCOPE_SOURCE_DIR "/profiles/models");
@@ -80,22 +85,25 @@ void check_shapes(const std::string& kernel_name, Device& device, const std::vec
 const std::vector<int64_t> kAllMs = {1, 2, 3, 4, 5, 8, 16, 24, 32, 48, 56, 64, 65, 72, 96, 120,
                                      127, 128, 129, 200, 256, 384, 512, 1024, 4097};
 const std::vector<int64_t> kEdgeMs = {1, 3, 8, 64, 65, 129, 512, 4097};
+const std::vector<int64_t> kLargeShapeMs = {1, 64, 300, 1024};
 
-TEST(OwnKernels, Fp8BlockscaleMatchesReferenceOnDeepSeekAndQwen3Tp8) {
+TEST(OwnKernels, Fp8BlockscaleMatchesReferenceOnDeepSeekAndQwen3) {
   const auto device = open_device();
   REQUIRE_GPU(device);
   CheckTally tally;
   check_shapes("fp8_blockscale", *device, deepseek_tp8_shapes(), kAllMs, tally);
   check_shapes("fp8_blockscale", *device, qwen3_tp8_shapes(), kEdgeMs, tally);
+  check_shapes("fp8_blockscale", *device, deepseek_tp1_large_shapes(), kLargeShapeMs, tally);
   std::printf("  fp8_blockscale: %d checks, worst rel_err %.3e\n", tally.checked, tally.worst);
 }
 
-TEST(OwnKernels, Fp8BlockscaleBpreshuffleMatchesReferenceOnDeepSeekAndQwen3Tp8) {
+TEST(OwnKernels, Fp8BlockscaleBpreshuffleMatchesReferenceOnDeepSeekAndQwen3) {
   const auto device = open_device();
   REQUIRE_GPU(device);
   CheckTally tally;
   check_shapes("fp8_blockscale_bpreshuffle", *device, deepseek_tp8_shapes(), kAllMs, tally);
   check_shapes("fp8_blockscale_bpreshuffle", *device, qwen3_tp8_shapes(), kEdgeMs, tally);
+  check_shapes("fp8_blockscale_bpreshuffle", *device, deepseek_tp1_large_shapes(), kLargeShapeMs, tally);
   std::printf("  fp8_blockscale_bpreshuffle: %d checks, worst rel_err %.3e\n", tally.checked, tally.worst);
 }
 
