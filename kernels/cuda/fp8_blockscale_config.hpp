@@ -70,14 +70,17 @@ inline bool fp8_config_compiled(const Fp8BlockscaleConfig& c) {
 // constant was measured on an H100). The grid runs ceil(tiles / clusters) rounds; a
 // K block of a unit costs the longest of its tensor-core time, one warpgroup's serial
 // chain (shared by the K groups) and moving its stage into the SM, whose intake is
-// capped; the whole kernel cannot beat its bytes at HBM speed. Split-K adds rank 0's
-// pass over the other ranks' partial tiles and a fixed cost for the cluster.
+// capped; each unit ends with writing its tile out; the whole kernel cannot beat its
+// bytes at HBM speed. Split-K adds rank 0's pass over the other ranks' partial tiles
+// and a fixed cost for the cluster.
 struct GridCostModel {
   double hbm_bytes_per_us = 2.6e6;  // what streaming kernels reach (copy: 3.0e6 read + write)
   double sm_bytes_per_us = 57.0e3;  // one SM's intake of stage bytes
   double tensor_us = 0.14;          // one 64 x 128 x 128 block product
   double chain_us = 0.40;           // one warpgroup's K block: wgmma, wait, promotion
   double startup_us = 2.0;
+  double unit_us = 0.5;                   // a unit's end: K-group sums, staging C, a barrier
+  double store_bytes_per_us = 36.0e3;     // one SM's share of writing output tiles out
   double split_fixed_us = 2.5;
   double partial_tile_us = 1.0;  // rank 0 pulling one 64 x 128 f32 partial tile from another SM
 
@@ -97,7 +100,10 @@ struct GridCostModel {
                                        stage_bytes / sm_bytes_per_us});
     const double hbm_bytes = double(shape.n) * double(shape.k) + double(shape.m) * double(shape.k) +
                              2.0 * double(shape.m) * double(shape.n);
-    double total = std::max(double(rounds * per_split) * kblock_us, hbm_bytes / hbm_bytes_per_us) + startup_us;
+    const double unit_end_us = unit_us + double(config.block_m() * config.block_n * 2) / store_bytes_per_us;
+    double total =
+        std::max(double(rounds) * (double(per_split) * kblock_us + unit_end_us), hbm_bytes / hbm_bytes_per_us) +
+        startup_us;
     if (used_splits > 1)
       total += split_fixed_us + double(rounds * (used_splits - 1) * config.row_groups) * partial_tile_us;
     return total;
