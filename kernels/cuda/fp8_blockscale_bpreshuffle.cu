@@ -53,7 +53,8 @@ KernelEntry fp8_blockscale_bpreshuffle_entry() {
   entry.name = "fp8_blockscale_bpreshuffle";
   entry.formats = "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales (pre-shuffled 128x128 swizzled tiles), C bf16";
   entry.description =
-      "ours: fp8_blockscale with B pre-shuffled into contiguous 16 KB swizzled tiles (one linear copy per K block)";
+      "ours: fp8_blockscale with B pre-shuffled into contiguous 16 KB swizzled tiles (one verbatim copy per 128 columns "
+      "and K block)";
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) {
     return open_fp8_blockscale_session(device, shape, seed, WeightOrder::preshuffled);
   };
