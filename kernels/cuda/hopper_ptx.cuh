@@ -28,16 +28,9 @@ __device__ __forceinline__ void wait_async_copies() {
 }
 
 // Shared memory written through the generic proxy (cp.async, st.shared) must be
-// made visible to the async proxy before wgmma reads it.
+// made visible to the async proxy before wgmma or the copy engine reads it.
 __device__ __forceinline__ void fence_generic_to_async_proxy() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-
-// Byte offset of the 16-byte chunk `chunk` of row `row` in a tile of 128-byte rows
-// stored in the 128-byte swizzle wgmma expects (chunk index XOR row % 8 inside each
-// 1024-byte group of 8 rows). The tile must start on a 1024-byte boundary.
-__device__ __forceinline__ uint32_t swizzled_128b_offset(int row, int chunk) {
-  return uint32_t(row * 128 + ((chunk ^ (row & 7)) << 4));
 }
 
 // Matrix descriptor of a K-major tile of 128-byte rows in the 128-byte swizzle:
@@ -70,23 +63,6 @@ __device__ __forceinline__ void fence_accumulators(float (&accumulators)[kCount]
 // memory. `accumulate` false overwrites D (the first K step of a 128-wide block).
 template <int kN>
 struct WgmmaE4m3;
-
-template <>
-struct WgmmaE4m3<64> {
-  __device__ __forceinline__ static void run(float (&d)[32], uint64_t a, uint64_t b, bool accumulate) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-        "%32, %33, p, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(a), "l"(b), "r"(int(accumulate)));
-  }
-};
 
 template <>
 struct WgmmaE4m3<128> {

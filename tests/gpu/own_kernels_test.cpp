@@ -120,8 +120,8 @@ TEST(OwnKernels, A16w8BatchedMatchesReferenceOnMlaShapes) {
   std::printf("  a16w8_blockscale_batched: %d checks, worst rel_err %.3e\n", tally.checked, tally.worst);
 }
 
-// Split-K CTAs count their arrivals per tile; the last one resets the counter. A
-// counter left behind would make the next run's tiles go unreduced (poison stays).
+// Split-K runs in clusters whose ranks hand partial tiles to rank 0 through barrier
+// phases; a phase left unbalanced by one launch would hang or mis-sum the next one.
 TEST(OwnKernels, SplitKRunsRepeatedlyWithFreshOutputs) {
   const auto device = open_device();
   REQUIRE_GPU(device);
