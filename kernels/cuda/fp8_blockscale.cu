@@ -97,17 +97,19 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
     const GemmShape& s = problem.shape;
     const int64_t kblocks = synthetic::blocks(s.k);
     a_ = DeviceBuffer<uint8_t>(std::size_t(s.m * s.k));
-    a_scales_ = DeviceBuffer<float>(std::size_t(s.m * kblocks));
+    const int64_t rows_padded = (s.m + 3) / 4 * 4;  // M-major scales: 16-byte rows for the copy engine
+    a_scales_ = DeviceBuffer<float>(std::size_t(rows_padded * kblocks));
     c_ = DeviceBuffer<uint16_t>(std::size_t(s.m * s.n));
     const cudaStream_t stream = device.stream();
     fill_fp8_codes(a_.data(), problem.seed_a, synthetic::a_codes, 1, s.m, s.k, stream);
-    fill_a_scales(a_scales_.data(), problem.seed_a, 1, s.m, s.k, ScaleStrides{s.m * kblocks, kblocks, 1}, stream);
+    fill_a_scales(a_scales_.data(), problem.seed_a, 1, s.m, s.k, ScaleStrides{rows_padded * kblocks, 1, rows_padded},
+                  stream);
     set_output(c_.data(), s.m * s.n, OutputStrides{s.m * s.n, s.n, 1});
     params_.a_box_rows = int(std::min<int64_t>(config_.block_m(), (s.m + 7) / 8 * 8));
     params_.a_map = swizzled_tile_map(a_.data(), 1, s.m, s.k, params_.a_box_rows);
     params_.b_map = b_maps.for_config(config_);
     params_.c_map = swizzled_tile_map(c_.data(), 2, s.m, s.n, config_.block_m());
-    params_.a_scales = a_scales_.data();
+    params_.a_scale_map = scale_column_map(a_scales_.data(), rows_padded, kblocks, config_.block_m());
     params_.b_scales = b_scales;
     params_.m = int(s.m);
     params_.n = int(s.n);

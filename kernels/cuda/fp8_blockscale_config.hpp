@@ -31,11 +31,15 @@ constexpr int fp8_fixed_shared_bytes(int row_groups, int k_groups, int block_n, 
   const int partial_tile = row_groups * 64 * block_n * 4;
   return row_groups * 64 * block_n * 2 + (k_groups - 1 + (cluster_split ? 1 : 0)) * partial_tile;
 }
+// One ring stage: the A and B tiles of a K block and the A rows' scales for it.
+constexpr int fp8_stage_bytes(int row_groups, int block_n) {
+  return (row_groups * 64 + block_n) * kFp8BlockK + row_groups * 64 * 4;
+}
 // The deepest ring that fits beside them, a multiple of the K groups (each stage always
 // serves one group); 0: the configuration does not fit.
 constexpr int fp8_stages(int row_groups, int k_groups, int block_n, bool cluster_split) {
   const int fitting = std::max(0, kFp8SharedLimit - fp8_fixed_shared_bytes(row_groups, k_groups, block_n, cluster_split)) /
-                      ((row_groups * 64 + block_n) * kFp8BlockK);
+                      fp8_stage_bytes(row_groups, block_n);
   return fitting / k_groups * k_groups;
 }
 
@@ -52,7 +56,7 @@ struct Fp8BlockscaleConfig {
   int stages() const { return fp8_stages(row_groups, k_groups, block_n, cluster_split()); }
   int threads() const { return (row_groups * k_groups + 1) * 128; }  // + the copy warpgroup
   int shared_bytes() const {
-    return stages() * (block_m() + block_n) * kFp8BlockK +
+    return stages() * fp8_stage_bytes(row_groups, block_n) +
            fp8_fixed_shared_bytes(row_groups, k_groups, block_n, cluster_split()) + 1024;
   }
 };
@@ -75,10 +79,12 @@ inline bool fp8_config_compiled(const Fp8BlockscaleConfig& c) {
 // and a fixed cost for the cluster.
 struct GridCostModel {
   double hbm_bytes_per_us = 2.6e6;  // what streaming kernels reach (copy: 3.0e6 read + write)
-  // One SM's intake of stage bytes, measured per tile shape at large M (K blocks per CTA
-  // over the run time): 128x128 57 GB/s, 128x256 51 GB/s, 192x128 45 GB/s.
+  // One SM's intake of stage bytes, measured per tile shape (K blocks per CTA over the run
+  // time): 128x128 69 GB/s, 128x256 59, 192x128 60 at large M; 64-row streaming 57.
   double intake_bytes_per_us(const Fp8BlockscaleConfig& config) const {
-    return config.row_groups == 3 ? 45.0e3 : config.block_n == 256 ? 51.0e3 : 57.0e3;
+    if (config.row_groups == 1) return 57.0e3;
+    if (config.row_groups == 3) return 60.0e3;
+    return config.block_n == 256 ? 59.0e3 : 69.0e3;
   }
   double tensor_us = 0.14;          // one 64 x 128 x 128 block product
   double chain_us = 0.40;           // one warpgroup's K block: wgmma, wait, promotion

@@ -42,7 +42,7 @@ struct Fp8BlockscaleParams {
   CUtensorMap a_map;                 // A [m][k] e4m3, boxes of (kRowGroups*64) x 128 bytes
   CUtensorMap b_map;                 // B [n][k] e4m3, boxes of kBlockN x 128 bytes; pre-shuffled: 128 verbatim rows
   CUtensorMap c_map;                 // C [m][n] bf16, boxes of (kRowGroups*64) x 64 columns
-  const float* a_scales = nullptr;   // [m][ceil(k/128)]
+  CUtensorMap a_scale_map;           // A scales, M-major [ceil(k/128)][m rounded up to 4], boxes of kRowGroups*64
   const float* b_scales = nullptr;   // [ceil(n/128)][ceil(k/128)]
   int m = 0, n = 0, k = 0;           // k a multiple of 16, n of 8 (tensor-map row strides)
   int split_k = 1;                   // CTAs of a cluster sharing a tile along K (split-K)
@@ -127,6 +127,7 @@ struct SharedLayout {
   static constexpr int kPartialFloats = kRowGroups * 128 * kAccumulators;  // one f32 tile, [row group][i][thread]
 
   uint32_t stages;            // kStages x (A tile, B tile)
+  uint32_t a_scales;          // kStages x the A rows' scales of that stage's K block
   uint32_t staged_c;          // the bf16 output tile, 64-column boxes
   uint32_t k_group_partials;  // partial tiles of K groups 1..
   uint32_t cluster_partial;   // this rank's partial tile under split-K
@@ -138,6 +139,7 @@ struct SharedLayout {
   __device__ uint32_t empty_barrier(int stage) const { return empty + 8 * stage; }
   __device__ uint32_t a_tile(int stage) const { return stages + stage * kStageBytes; }
   __device__ uint32_t b_tile(int stage) const { return a_tile(stage) + kATileBytes; }
+  __device__ uint32_t a_scale_slot(int stage) const { return a_scales + stage * kBlockM * 4; }
 };
 
 // The copy warp's loop: for every K block of every unit of this CTA, wait until the ring
@@ -149,6 +151,7 @@ __device__ __forceinline__ void produce(const Fp8BlockscaleParams& p,
   using Layout = SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>;
   constexpr int kSubTiles = kBlockN / kSubTileN;
   tma::prefetch_tensor_map(&p.a_map);
+  tma::prefetch_tensor_map(&p.a_scale_map);
   tma::prefetch_tensor_map(&p.b_map);
   const int kblocks = (p.k + kBlockK - 1) / kBlockK;
   const int units = (p.m + Layout::kBlockM - 1) / Layout::kBlockM * ((p.n + kBlockN - 1) / kBlockN);
@@ -165,8 +168,9 @@ __device__ __forceinline__ void produce(const Fp8BlockscaleParams& p,
       ring_position<kStages>(q, stage, parity);
       tma::wait_barrier(smem.empty_barrier(stage), parity ^ 1);  // a fresh barrier counts as released
       const uint32_t full = smem.full_barrier(stage);
-      tma::arrive_expect_bytes(full, p.a_box_rows * kTileBytesPerRow + b_bytes);
+      tma::arrive_expect_bytes(full, p.a_box_rows * kTileBytesPerRow + Layout::kBlockM * 4 + b_bytes);
       tma::load_tile_2d(smem.a_tile(stage), &p.a_map, kb * kBlockK, w.m_block * Layout::kBlockM, full);
+      tma::load_tile_2d(smem.a_scale_slot(stage), &p.a_scale_map, w.m_block * Layout::kBlockM, kb, full);
       if constexpr (kPreshuffledB) {
         for (int h = 0; h < sub_tiles; ++h)  // a pre-shuffled tile is 128 consecutive 128-byte rows
           tma::load_tile_2d(smem.b_tile(stage) + h * kSubTileN * kTileBytesPerRow, &p.b_map, 0,
@@ -212,8 +216,6 @@ __device__ __forceinline__ void consume(const Fp8BlockscaleParams& p,
            unit += int(gridDim.x) / p.cluster_size) {
     const WorkUnit w = work_unit(p, unit, kBlockM, kblocks);
     const int m0 = w.m_block * kBlockM, n0 = w.n_block * kBlockN;
-    const float* a_scales_row0 = p.a_scales + int64_t(min(m0 + row_in_tile, p.m - 1)) * kblocks;
-    const float* a_scales_row1 = p.a_scales + int64_t(min(m0 + row_in_tile + 8, p.m - 1)) * kblocks;
     const float* b_scales_rows[kSubTiles];  // past N: the last block's (those columns are never stored)
 #pragma unroll
     for (int h = 0; h < kSubTiles; ++h)
@@ -227,15 +229,16 @@ __device__ __forceinline__ void consume(const Fp8BlockscaleParams& p,
     // from the one two ahead).
     for (int i = int((k_group + kKGroups - q_unit % kKGroups) % kKGroups); i < w.kb_count; i += kKGroups) {
       const int kb = w.kb_begin + i;
-      const float scale_a0 = __ldg(a_scales_row0 + kb);  // issued before the wait: latency hidden behind it
-      const float scale_a1 = __ldg(a_scales_row1 + kb);
-      float scale_b[kSubTiles];
+      float scale_b[kSubTiles];  // one per 128 columns and K block, the same for the whole warp
 #pragma unroll
       for (int h = 0; h < kSubTiles; ++h) scale_b[h] = __ldg(b_scales_rows[h] + kb);
       int stage;
       uint32_t parity;
       ring_position<kStages>(q_unit + i, stage, parity);
       tma::wait_barrier(smem.full_barrier(stage), parity);
+      // The activation scales came with the stage (the copy engine, not a global load per thread).
+      const float* const stage_scales = floats_at(smem.a_scale_slot(stage));
+      const float scale_a0 = stage_scales[row_in_tile], scale_a1 = stage_scales[row_in_tile + 8];
       const uint32_t a_tile = smem.a_tile(stage) + row_group * 64 * kTileBytesPerRow;
 #pragma unroll
       for (int h = 0; h < kSubTiles; ++h) {  // one 64 x 128 block product per sub-tile, promoted right away
@@ -350,6 +353,7 @@ __global__ void __launch_bounds__((kRowGroups * kKGroups + 1) * 128, 1)
   smem.staged_c = smem.stages + kStages * Layout::kStageBytes;
   smem.k_group_partials = smem.staged_c + Layout::kStagedCBytes;
   smem.cluster_partial = smem.k_group_partials + (kKGroups - 1) * Layout::kPartialFloats * 4;
+  smem.a_scales = smem.cluster_partial + (kClusterSplit ? Layout::kPartialFloats * 4 : 0);
   smem.full = ptx::shared_address(&barriers[0]);
   smem.empty = ptx::shared_address(&barriers[kStages]);
   smem.partials_ready = ptx::shared_address(&barriers[2 * kStages]);

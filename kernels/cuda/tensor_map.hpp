@@ -19,4 +19,8 @@ CUtensorMap swizzled_tile_map(const void* base, int element_bytes, int64_t rows,
 // weights): boxes of box_rows rows copied verbatim.
 CUtensorMap verbatim_rows_map(const void* base, int64_t rows, int box_rows);
 
+// fp32 activation scales stored M-major, [K block][rows_padded] (rows_padded a multiple
+// of 4): boxes of box_rows (<= 256) consecutive rows of one K block.
+CUtensorMap scale_column_map(const float* base, int64_t rows_padded, int64_t kblocks, int box_rows);
+
 }  // namespace shapescope::kernels::cuda
