@@ -23,7 +23,16 @@ namespace shapescope::kernels::cuda {
 constexpr int kFp8BlockK = 128;
 constexpr int kFp8SmallMLimit = 64;
 constexpr int kFp8SharedLimit = 227 * 1024 - 1024 - 256;  // Hopper's per-CTA limit, less alignment and barriers
-constexpr int kFp8MaxSplit = 8;  // split-K runs in a thread-block cluster: at most 8 CTAs (portable)
+constexpr int kFp8MaxSplit = 6;  // split-K runs in a thread-block cluster
+
+// How many clusters of `split` CTAs (one per SM) are resident at once. A cluster lives in
+// one GPC, so the SMs a GPC cannot fill with whole clusters stay idle: on the H100
+// (132 SMs) cudaOccupancyMaxActiveClusters gave 66, 39, 30 and 17 clusters of 2, 3, 4 and
+// 6 (a 4-split of 32 tiles then runs in two waves). Splits of 5 (not measured) are not used.
+inline int64_t fitting_clusters(int64_t split, int64_t multiprocessors) {
+  const double usable = split == 3 ? 117.0 / 132 : split == 4 ? 120.0 / 132 : split == 6 ? 102.0 / 132 : 1.0;
+  return std::max<int64_t>(int64_t(double(multiprocessors) * usable) / split, 1);
+}
 
 // Shared memory of one CTA, less the ring: the staged bf16 C tile, the partial f32
 // tiles of K groups 1.., and under split-K this rank's partial tile.
@@ -101,7 +110,7 @@ struct GridCostModel {
         (shape.m + config.block_m() - 1) / config.block_m() * ((shape.n + config.block_n - 1) / config.block_n);
     const int64_t per_split = (kblocks + split - 1) / split;
     const int64_t used_splits = (kblocks + per_split - 1) / per_split;
-    const int64_t clusters = std::min(tiles, std::max<int64_t>(multiprocessors / used_splits, 1));
+    const int64_t clusters = std::min(tiles, fitting_clusters(used_splits, multiprocessors));
     const int64_t rounds = (tiles + clusters - 1) / clusters;
     const double a_rows = double(std::min<int64_t>(config.block_m(), (shape.m + 7) / 8 * 8));
     const double stage_bytes = (a_rows + config.block_n) * kFp8BlockK;
@@ -136,7 +145,7 @@ inline Fp8BlockscaleConfig with_split(Fp8BlockscaleConfig config, const GemmShap
   const int64_t tiles =
       (shape.m + config.block_m() - 1) / config.block_m() * ((shape.n + config.block_n - 1) / config.block_n);
   // Whole clusters only; the launch trims this further to the clusters that fit at once.
-  config.ctas = int(std::min<int64_t>(tiles, std::max(multiprocessors / config.split_k, 1)) * config.split_k);
+  config.ctas = int(std::min<int64_t>(tiles, fitting_clusters(config.split_k, multiprocessors)) * config.split_k);
   return config;
 }
 
@@ -166,6 +175,7 @@ inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, 
   double best_us = INFINITY;
   for (const Fp8BlockscaleConfig& candidate_shape : shapes) {
     for (int64_t split = 1; split <= std::min<int64_t>(kblocks, kFp8MaxSplit); ++split) {
+      if (split == 5) continue;  // no measured cluster fit
       if (forced_split > 0 && split != std::min<int64_t>(forced_split, kblocks)) continue;
       const Fp8BlockscaleConfig candidate = with_split(candidate_shape, shape, split, multiprocessors);
       if (candidate.split_k != split || !fp8_config_compiled(candidate)) continue;  // each split once

@@ -39,10 +39,10 @@
 namespace shapescope::kernels::cuda {
 
 struct Fp8BlockscaleParams {
-  CUtensorMap a_map;                 // A [m][k] e4m3, boxes of (kRowGroups*64) x 128 bytes
+  CUtensorMap a_map;                 // A [rows][k] e4m3 (rows: M in whole boxes, zeros past M), boxes of a_box_rows x 128 bytes
   CUtensorMap b_map;                 // B [n][k] e4m3, boxes of kBlockN x 128 bytes; pre-shuffled: 128 verbatim rows
   CUtensorMap c_map;                 // C [m][n] bf16, boxes of (kRowGroups*64) x 64 columns
-  CUtensorMap a_scale_map;           // A scales, M-major [ceil(k/128)][m rounded up to 4], boxes of kRowGroups*64
+  CUtensorMap a_scale_map;           // A scales, M-major [ceil(k/128)][rows], boxes of a_box_rows
   const float* b_scales = nullptr;   // [ceil(n/128)][ceil(k/128)]
   int m = 0, n = 0, k = 0;           // k a multiple of 16, n of 8 (tensor-map row strides)
   int split_k = 1;                   // CTAs of a cluster sharing a tile along K (split-K)
@@ -168,7 +168,7 @@ __device__ __forceinline__ void produce(const Fp8BlockscaleParams& p,
       ring_position<kStages>(q, stage, parity);
       tma::wait_barrier(smem.empty_barrier(stage), parity ^ 1);  // a fresh barrier counts as released
       const uint32_t full = smem.full_barrier(stage);
-      tma::arrive_expect_bytes(full, p.a_box_rows * kTileBytesPerRow + Layout::kBlockM * 4 + b_bytes);
+      tma::arrive_expect_bytes(full, p.a_box_rows * (kTileBytesPerRow + 4) + b_bytes);
       tma::load_tile_2d(smem.a_tile(stage), &p.a_map, kb * kBlockK, w.m_block * Layout::kBlockM, full);
       tma::load_tile_2d(smem.a_scale_slot(stage), &p.a_scale_map, w.m_block * Layout::kBlockM, kb, full);
       if constexpr (kPreshuffledB) {
