@@ -120,7 +120,6 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
     params_.k = int(s.k);
     params_.split_k = config_.split_k;
     params_.kblocks_per_split = config_.kblocks_per_split;
-    params_.cluster_size = config_.split_k;
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 

@@ -4,10 +4,10 @@
 // Warp-specialized and persistent. The last warpgroup is the producer: one thread
 // walks the CTA's work units (an output tile of kRowGroups*64 x kBlockN, or one K
 // range of it under split-K) and has the copy engine (TMA) fill a ring of kStages
-// shared-memory stages, each a 128-wide K block of A and B, completing on "full"
-// barriers. The consumer warpgroups form kKGroups groups of kRowGroups: group g
-// takes the unit's K blocks g, g + kKGroups, ... (more weight bytes in flight per SM
-// when M is small), and in it each warpgroup owns 64 rows. A consumer waits for a
+// shared-memory stages, each a 128-wide K block of A and B plus the A rows' scales
+// for it, completing on "full" barriers. The consumer warpgroups form kKGroups groups
+// of kRowGroups: group g takes every kKGroups-th stage (more weight bytes in flight
+// per SM when M is small), and in it each warpgroup owns 64 rows. A consumer waits for a
 // stage and, per 128-column sub-tile, runs four wgmma m64n128k32 into a block
 // product and folds it into its fp32 accumulators with scale_a[row] * scale_b
 // (DeepGEMM-style promotion: the tensor cores never see a scale); then it releases
@@ -45,9 +45,8 @@ struct Fp8BlockscaleParams {
   CUtensorMap a_scale_map;           // A scales, M-major [ceil(k/128)][rows], boxes of a_box_rows
   const float* b_scales = nullptr;   // [ceil(n/128)][ceil(k/128)]
   int m = 0, n = 0, k = 0;           // k a multiple of 16, n of 8 (tensor-map row strides)
-  int split_k = 1;                   // CTAs of a cluster sharing a tile along K (split-K)
+  int split_k = 1;                   // CTAs of a (split_k, 1, 1) cluster sharing a tile along K
   int kblocks_per_split = 0;
-  int cluster_size = 1;              // split_k: the CTAs of one cluster
   // Rows of A one copy delivers: the tile's rows, or M rounded up to 8 when M is smaller
   // (decode moves no zero rows; the stale rows past it only feed output rows past M,
   // which are never stored).
@@ -90,7 +89,7 @@ struct WorkUnit {
 
 __device__ __forceinline__ WorkUnit work_unit(const Fp8BlockscaleParams& p, int tile, int block_m, int kblocks) {
   const int m_blocks = (p.m + block_m - 1) / block_m;
-  const int split = int(blockIdx.x) % p.cluster_size;  // the rank in a (split_k, 1, 1) cluster
+  const int split = int(blockIdx.x) % p.split_k;  // the rank in the cluster
   WorkUnit w;
   w.m_block = tile % m_blocks;  // consecutive clusters share a column of B
   w.n_block = tile / m_blocks;
@@ -157,7 +156,7 @@ __device__ __forceinline__ void produce(const Fp8BlockscaleParams& p,
   const int units = (p.m + Layout::kBlockM - 1) / Layout::kBlockM * ((p.n + kBlockN - 1) / kBlockN);
   const int sub_tiles_in_n = (p.n + kSubTileN - 1) / kSubTileN;
   uint32_t q = 0;
-  for (int unit = int(blockIdx.x) / p.cluster_size; unit < units; unit += int(gridDim.x) / p.cluster_size) {
+  for (int unit = int(blockIdx.x) / p.split_k; unit < units; unit += int(gridDim.x) / p.split_k) {
     const WorkUnit w = work_unit(p, unit, Layout::kBlockM, kblocks);
     const int sub_tiles = min(kSubTiles, sub_tiles_in_n - w.n_block * kSubTiles);  // pre-shuffled: those that exist
     const uint32_t b_bytes = kPreshuffledB ? sub_tiles * kSubTileN * kBlockK : Layout::kBTileBytes;
@@ -200,7 +199,7 @@ __device__ __forceinline__ void consume(const Fp8BlockscaleParams& p,
   const int kblocks = (p.k + kBlockK - 1) / kBlockK;
   const int units = (p.m + kBlockM - 1) / kBlockM * ((p.n + kBlockN - 1) / kBlockN);
   const int sub_tiles_in_n = (p.n + kSubTileN - 1) / kSubTileN;
-  const int rank = int(blockIdx.x) % p.cluster_size;
+  const int rank = int(blockIdx.x) % p.split_k;
   const int warpgroup = threadIdx.x / 128;
   const int row_group = warpgroup % kRowGroups, k_group = warpgroup / kRowGroups;
   const int lane = threadIdx.x % 32, thread_in_group = threadIdx.x % 128;
@@ -211,9 +210,9 @@ __device__ __forceinline__ void consume(const Fp8BlockscaleParams& p,
   float block_product[kProductRegisters];
   uint32_t q_unit = 0;       // K blocks this CTA consumed before the current unit
   uint32_t unit_parity = 0;  // phase parity of the partials barriers in the current unit
-  for (int unit = int(blockIdx.x) / p.cluster_size; unit < units;
+  for (int unit = int(blockIdx.x) / p.split_k; unit < units;
        q_unit += work_unit(p, unit, kBlockM, kblocks).kb_count, unit_parity ^= 1,
-           unit += int(gridDim.x) / p.cluster_size) {
+           unit += int(gridDim.x) / p.split_k) {
     const WorkUnit w = work_unit(p, unit, kBlockM, kblocks);
     const int m0 = w.m_block * kBlockM, n0 = w.n_block * kBlockN;
     const float* b_scales_rows[kSubTiles];  // past N: the last block's (those columns are never stored)
