@@ -2,6 +2,8 @@
 // promotion), with B row-major; the session here also serves the pre-shuffled entry.
 #include "kernels/cuda/fp8_blockscale.hpp"
 
+#include <array>
+#include <atomic>
 #include <stdexcept>
 
 #include "common/user_error.hpp"
@@ -41,13 +43,18 @@ void launch_instance(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfi
   if (kClusterSplit) {
     launch.attrs = &cluster;
     launch.numAttrs = 1;
-    int fitting_clusters = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fitting_clusters, kernel, &launch));
-    if (fitting_clusters < 1)
-      throw std::runtime_error("fp8_blockscale: no cluster of " + std::to_string(config.split_k) +
-                               " CTAs fits this GPU");
-    launch.gridDim.x =
-        unsigned(std::min(config.ctas / config.split_k, fitting_clusters) * config.split_k);
+    // Asked once per instance and cluster size, not on every (timed) launch.
+    static std::array<std::atomic<int>, kFp8MaxSplit + 1> fitting_clusters_by_split{};
+    std::atomic<int>& fitting_clusters = fitting_clusters_by_split.at(std::size_t(config.split_k));
+    if (fitting_clusters.load() == 0) {
+      int fitting = 0;
+      CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fitting, kernel, &launch));
+      if (fitting < 1)
+        throw std::runtime_error("fp8_blockscale: no cluster of " + std::to_string(config.split_k) +
+                                 " CTAs fits this GPU");
+      fitting_clusters.store(fitting);
+    }
+    launch.gridDim.x = unsigned(std::min(config.ctas / config.split_k, fitting_clusters.load()) * config.split_k);
   }
   CUDA_CHECK(cudaLaunchKernelEx(&launch, kernel, params));
 }

@@ -210,10 +210,11 @@ __device__ __forceinline__ void consume(const Fp8BlockscaleParams& p,
   float block_product[kProductRegisters];
   uint32_t q_unit = 0;       // K blocks this CTA consumed before the current unit
   uint32_t unit_parity = 0;  // phase parity of the partials barriers in the current unit
+  int unit_kblocks = 0;      // the current unit's K blocks (advances q_unit, also past a `continue`)
   for (int unit = int(blockIdx.x) / p.split_k; unit < units;
-       q_unit += work_unit(p, unit, kBlockM, kblocks).kb_count, unit_parity ^= 1,
-           unit += int(gridDim.x) / p.split_k) {
+       q_unit += unit_kblocks, unit_parity ^= 1, unit += int(gridDim.x) / p.split_k) {
     const WorkUnit w = work_unit(p, unit, kBlockM, kblocks);
+    unit_kblocks = w.kb_count;
     const int m0 = w.m_block * kBlockM, n0 = w.n_block * kBlockN;
     const float* b_scales_rows[kSubTiles];  // past N: the last block's (those columns are never stored)
 #pragma unroll
