@@ -87,24 +87,26 @@ const std::vector<int64_t> kAllMs = {1, 2, 3, 4, 5, 8, 16, 24, 32, 48, 56, 64, 6
 const std::vector<int64_t> kEdgeMs = {1, 3, 8, 64, 65, 129, 512, 4097};
 const std::vector<int64_t> kLargeShapeMs = {1, 64, 300, 1024};
 
+// Both FP8 kernels share one correctness set: DeepSeek-V3 TP8 over every M, Qwen3 TP8 and
+// DeepSeek-V3's large TP1 GEMMs over the edges.
+void check_fp8_kernel(const std::string& kernel_name, Device& device) {
+  CheckTally tally;
+  check_shapes(kernel_name, device, deepseek_tp8_shapes(), kAllMs, tally);
+  check_shapes(kernel_name, device, qwen3_tp8_shapes(), kEdgeMs, tally);
+  check_shapes(kernel_name, device, deepseek_tp1_large_shapes(), kLargeShapeMs, tally);
+  std::printf("  %s: %d checks, worst rel_err %.3e\n", kernel_name.c_str(), tally.checked, tally.worst);
+}
+
 TEST(OwnKernels, Fp8BlockscaleMatchesReferenceOnDeepSeekAndQwen3) {
   const auto device = open_device();
   REQUIRE_GPU(device);
-  CheckTally tally;
-  check_shapes("fp8_blockscale", *device, deepseek_tp8_shapes(), kAllMs, tally);
-  check_shapes("fp8_blockscale", *device, qwen3_tp8_shapes(), kEdgeMs, tally);
-  check_shapes("fp8_blockscale", *device, deepseek_tp1_large_shapes(), kLargeShapeMs, tally);
-  std::printf("  fp8_blockscale: %d checks, worst rel_err %.3e\n", tally.checked, tally.worst);
+  check_fp8_kernel("fp8_blockscale", *device);
 }
 
 TEST(OwnKernels, Fp8BlockscaleBpreshuffleMatchesReferenceOnDeepSeekAndQwen3) {
   const auto device = open_device();
   REQUIRE_GPU(device);
-  CheckTally tally;
-  check_shapes("fp8_blockscale_bpreshuffle", *device, deepseek_tp8_shapes(), kAllMs, tally);
-  check_shapes("fp8_blockscale_bpreshuffle", *device, qwen3_tp8_shapes(), kEdgeMs, tally);
-  check_shapes("fp8_blockscale_bpreshuffle", *device, deepseek_tp1_large_shapes(), kLargeShapeMs, tally);
-  std::printf("  fp8_blockscale_bpreshuffle: %d checks, worst rel_err %.3e\n", tally.checked, tally.worst);
+  check_fp8_kernel("fp8_blockscale_bpreshuffle", *device);
 }
 
 TEST(OwnKernels, A16w8BatchedMatchesReferenceOnMlaShapes) {
