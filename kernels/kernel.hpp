@@ -116,6 +116,10 @@ class Device {
   // Time `launches` back-to-back runs as one unit (a CUDA graph on the GPU), in µs total.
   // Used for kernels so short that launch gaps would pose as kernel time.
   virtual double time_batched(PreparedGemm& gemm, int launches) = 0;
+  // Lets kernels that support it launch with programmatic dependent launch, so one GEMM's
+  // prologue overlaps the previous one's tail (graph timing turns it on; a no-op on the CPU).
+  virtual void set_programmatic_launch(bool on) { (void)on; }
+  virtual bool programmatic_launch() const { return false; }
 };
 
 struct KernelEntry {

@@ -30,6 +30,9 @@ class CudaDevice final : public Device {
   std::size_t free_memory_bytes() const override;
   std::optional<ClockSample> sample_clock() const override;
   double time_batched(PreparedGemm& gemm, int launches) override;
+  // Our kernels read this at every launch (and name it in launch_name()).
+  void set_programmatic_launch(bool on) override { programmatic_launch_ = on; }
+  bool programmatic_launch() const override { return programmatic_launch_; }
 
   int ordinal() const { return ordinal_; }
   // The stream that runs enqueue on right now (the device's own, unless overridden).
@@ -57,6 +60,7 @@ class CudaDevice final : public Device {
   DeviceBuffer<uint8_t> flush_buffer_;
   DeviceBuffer<uint32_t> flush_sink_;
   std::unique_ptr<NvmlLibrary> nvml_;
+  bool programmatic_launch_ = false;
 };
 
 // Why no CUDA device can be opened here, or nothing when one can.
