@@ -74,7 +74,7 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
   const std::string stem = std::filesystem::path(path).stem().string();
   const std::optional<json> sidecar = read_sidecar(path);
   // One profile file is one (kernel, shape); a concatenated file still splits cleanly.
-  using Key = std::tuple<std::string, std::string, std::string, int64_t, int64_t, int64_t>;
+  using Key = std::tuple<std::string, std::string, std::string, int64_t, int64_t, int64_t, std::string>;
   std::map<Key, std::size_t> index_of;
   std::vector<Series> all;
   for (std::size_t row = 0; row < table.rows.size(); ++row) {
@@ -84,7 +84,7 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
       throw UserError(fmt::format("{}: kernel_time is {} on a measured (throttled) row; it must be positive", where,
                                   parsed.kernel_time_us));
     }
-    const Key key{parsed.kernel, parsed.device, parsed.dtype, parsed.n, parsed.k, parsed.batch_count};
+    const Key key{parsed.kernel, parsed.device, parsed.dtype, parsed.n, parsed.k, parsed.batch_count, parsed.timing};
     auto [found, inserted] = index_of.emplace(key, all.size());
     if (inserted) {
       Series series;
@@ -97,6 +97,7 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
       series.k = parsed.k;
       series.batch_count = parsed.batch_count;
       series.peak_tflops = parsed.peak_tflops;
+      series.timing = parsed.timing;
       if (sidecar) describe_from_sidecar(series, *sidecar);
       if (series.multiprocessors == 0) {
         if (const auto peak = find_device_peak(series.device)) series.multiprocessors = peak->multiprocessors;
@@ -106,7 +107,8 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
     all[found->second].points.push_back(to_point(parsed, table.row_lines[row]));
   }
   for (Series& series : all) {
-    series.name = all.size() == 1 ? stem : fmt::format("{}_{}_N{}_K{}", stem, series.kernel, series.n, series.k);
+    series.name = all.size() == 1 ? stem
+                                  : fmt::format("{}_{}_N{}_K{}_{}", stem, series.kernel, series.n, series.k, series.timing);
     if (options.peak_tflops_override > 0) {
       series.peak_tflops = options.peak_tflops_override;
       for (SeriesPoint& point : series.points) point.utils = point.tflops / series.peak_tflops;

@@ -15,6 +15,8 @@ inline constexpr const char* kStatusError = "error";                   // the ke
 inline constexpr const char* kStatusSkippedOom = "skipped-oom";        // buffers do not fit
 inline constexpr const char* kStatusUnsupported = "unsupported";       // the kernel cannot run this shape
 inline constexpr const char* kStatusThrottled = "throttled";           // measured below the starting SM clock
+// Profiles written before the timing column existed were timed this way.
+inline constexpr const char* kTimingEvents = "events";
 
 struct ProfileRow {
   int64_t batch = 0;           // M
@@ -37,6 +39,9 @@ struct ProfileRow {
   double sm_clock_end_mhz = 0;
   double temperature_c = 0;
   double power_w = 0;
+  std::string timing = kTimingEvents;  // events | graph | kernel (kernels::TimingMode)
+  int64_t operand_sets = 1;      // distinct operand copies a graph replay rotates over
+  std::string launched;          // kernel timing: every kernel a run launched ("a; b")
   std::string note;              // why a point was skipped or failed
 };
 

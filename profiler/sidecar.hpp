@@ -11,6 +11,7 @@
 #include "kernels/kernel.hpp"
 #include "profiler/measure.hpp"
 #include "profiler/peak.hpp"
+#include "profiler/timing_floors.hpp"
 
 namespace shapescope::profiler {
 
@@ -32,6 +33,8 @@ struct SidecarContent {
   std::string command_line;
   SweepTiming timing;
   bool interrupted = false;
+  TimingFloors floors;
+  bool programmatic_launch = false;
 };
 
 nlohmann::json sidecar_json(const SidecarContent& content);

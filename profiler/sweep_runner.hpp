@@ -12,6 +12,7 @@
 #include "profiler/measure.hpp"
 #include "profiler/peak.hpp"
 #include "profiler/sidecar.hpp"
+#include "profiler/timing_floors.hpp"
 
 namespace shapescope::profiler {
 
@@ -29,6 +30,7 @@ struct SweepPlan {
   bool progress = false;
   int repeat = 1;                    // --repeat: passes over the M list, each in its own shuffled order
   bool steady_warm_up = true;        // on a GPU, warm up until the SM clock settles before the sweep
+  bool programmatic_launch = false;  // our kernels overlap their prologue with the previous run's tail
 };
 
 struct FileSummary {
@@ -42,6 +44,7 @@ struct FileSummary {
 struct SweepResult {
   std::vector<FileSummary> files;
   SweepTiming timing;  // all files together
+  TimingFloors floors;
   bool interrupted = false;
 };
 

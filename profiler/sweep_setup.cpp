@@ -75,7 +75,18 @@ ModelCatalog load_catalog(const ProfileRequest& request) {
   return catalog;
 }
 
+bool programmatic_launch_for(const std::string& pdl, kernels::TimingMode timing) {
+  if (pdl == "on") return true;
+  if (pdl == "off") return false;
+  if (pdl != "auto") throw UserError(fmt::format("--pdl '{}' is not auto, on or off", pdl));
+  return timing == kernels::TimingMode::graph;
+}
+
 }  // namespace
+
+kernels::TimingMode default_timing(const std::string& m_preset) {
+  return m_preset == "cudagraph" ? kernels::TimingMode::graph : kernels::TimingMode::events;
+}
 
 void register_all_kernels() {
   kernels::register_cpu_kernels();
@@ -131,6 +142,15 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
   check_scale_block_cuts(plan, request.cut_scale_block);
 
   plan.measure = request.measure;
+  plan.measure.timing = request.timing.empty() ? default_timing(m_sweep.preset) : kernels::parse_timing_mode(request.timing);
+  plan.programmatic_launch = programmatic_launch_for(request.pdl, plan.measure.timing);
+  if (plan.measure.timing == kernels::TimingMode::kernel) {
+    try {
+      setup.device->make_kernel_timer();
+    } catch (const std::exception& error) {
+      throw UserError(fmt::format("--timing kernel cannot run here: {}", error.what()));
+    }
+  }
   plan.seed = request.seed;
   plan.peak_mode = request.peak == "measured" ? PeakMode::measured : PeakMode::datasheet;
   plan.peak_override_tflops = request.peak_tflops;
