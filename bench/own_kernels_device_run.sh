@@ -23,7 +23,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
 bench="$build/bin/kernel_bench"
 
 if has tests; then
-  timeout 300 "$build/bin/shapescope_gpu_tests" > "$out/gpu_tests.txt" 2>&1
+  timeout 150 "$build/bin/shapescope_gpu_tests" > "$out/gpu_tests.txt" 2>&1
   echo "gpu tests rc=$?"; grep -E "^\[  FAILED|checks, worst|PASSED|FAILED|us per launch|kernel .* us, events|hot .* graph" "$out/gpu_tests.txt" | head -40
 fi
 if has bench; then
