@@ -60,8 +60,13 @@ profile=("$build/bin/profile" --backend cuda --no-warm-up --max-seconds-per-poin
 if has profiles; then
   timeout -s INT -k 20 200 "${profile[@]}" --m-preset cudagraph --model deepseek_v3 --module all --tp 8 \
     --kernel fp8_blockscale --kernel fp8_blockscale_bpreshuffle --kernel cublaslt_fp8_blockscale --kernel cublaslt_bf16 \
-    --kernel a16w8_blockscale_batched > "$dir/logs/graph_dsv3_tp8.log" 2>&1
+    > "$dir/logs/graph_dsv3_tp8.log" 2>&1
   echo "profile deepseek_v3 tp8 rc=$?"
+  for module in mla_absorb_q mla_absorb_out; do
+    timeout -s INT -k 20 30 "${profile[@]}" --m-preset cudagraph --model deepseek_v3 --module $module --tp 8 \
+      --kernel a16w8_blockscale_batched --kernel cublaslt_bf16 >> "$dir/logs/graph_dsv3_tp8.log" 2>&1
+    echo "profile deepseek_v3 tp8 $module rc=$?"
+  done
   for module in gate_up_proj down_proj q_b_proj; do
     timeout -s INT -k 20 60 "${profile[@]}" --m-preset cudagraph --model deepseek_v3 --module $module --tp 1 \
       --kernel fp8_blockscale --kernel cublaslt_fp8_blockscale >> "$dir/logs/graph_dsv3_tp1.log" 2>&1

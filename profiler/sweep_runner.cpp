@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/user_error.hpp"
 #include "kernels/synthetic_operands.hpp"
 #include "profiler/interrupt.hpp"
 #include "profiler/profile_csv.hpp"
@@ -137,10 +138,11 @@ double measure_point(kernels::Device& device, SessionPool& pool, const SweepPlan
 
 }  // namespace
 
-std::string profile_file_name(const GemmProblem& problem, const std::string& kernel) {
+std::string profile_file_name(const GemmProblem& problem, const std::string& kernel, kernels::TimingMode timing) {
   const std::string batch = problem.batch_count > 1 ? fmt::format("_B{}", problem.batch_count) : "";
-  return fmt::format("{}_{}_tp{}_N{}_K{}{}_{}.csv", problem.model, problem.module, problem.tp, problem.n, problem.k,
-                     batch, kernel);
+  const std::string mode = timing == kernels::TimingMode::events ? "" : "_" + kernels::to_string(timing);
+  return fmt::format("{}_{}_tp{}_N{}_K{}{}_{}{}.csv", problem.model, problem.module, problem.tp, problem.n, problem.k,
+                     batch, kernel, mode);
 }
 
 SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
@@ -161,8 +163,14 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
   for (const GemmProblem& problem : plan.problems) {
     for (const std::string& kernel_name : plan.kernels) {
       const kernels::KernelEntry& kernel = kernels::find_kernel(kernel_name);
-      const std::filesystem::path csv = plan.out_dir / profile_file_name(problem, kernel_name);
+      const std::filesystem::path csv = plan.out_dir / profile_file_name(problem, kernel_name, plan.measure.timing);
       std::vector<ProfileRow> rows = read_profile_csv(csv);
+      const std::string timing = kernels::to_string(plan.measure.timing);
+      for (const ProfileRow& row : rows) {
+        if (row.timing != timing)  // a resumed row must have been measured the same way
+          throw UserError(fmt::format("{} holds M={} timed with {}, not {}; move the file away or pass --out DIR",
+                                      csv.string(), row.batch, row.timing, timing));
+      }
       std::set<int64_t> done;
       for (const ProfileRow& row : rows) done.insert(row.batch);
       const int64_t resumed = int64_t(std::count_if(plan.m_values.begin(), plan.m_values.end(),

@@ -48,8 +48,10 @@ struct SweepResult {
   bool interrupted = false;
 };
 
-// `<model>_<module>_tp<tp>_N<n>_K<k>[_B<batch>]_<kernel>.csv`
-std::string profile_file_name(const GemmProblem& problem, const std::string& kernel);
+// `<model>_<module>_tp<tp>_N<n>_K<k>[_B<batch>]_<kernel>[_<timing>].csv`: events-timed
+// files keep the name they always had; graph- and kernel-timed ones live beside them.
+std::string profile_file_name(const GemmProblem& problem, const std::string& kernel,
+                              kernels::TimingMode timing = kernels::TimingMode::events);
 
 // Stops between points when interrupt_requested(), after writing what it has.
 SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/csv.hpp"
+#include "common/user_error.hpp"
 #include "profiler/interrupt.hpp"
 #include "profiler/profile_csv.hpp"
 #include "profiler/sweep_runner.hpp"
@@ -132,7 +133,7 @@ class SweepRunnerTest : public ::testing::Test {
     set_interrupt_requested(false);
     fs::remove_all(out);
   }
-  fs::path csv() const { return out / profile_file_name(plan.problems[0], kFakeKernel); }
+  fs::path csv() const { return out / profile_file_name(plan.problems[0], kFakeKernel, plan.measure.timing); }
   std::map<int64_t, ProfileRow> rows_by_m() const {
     std::map<int64_t, ProfileRow> rows;
     for (const ProfileRow& row : read_profile_csv(csv())) rows[row.batch] = row;
@@ -252,6 +253,17 @@ TEST_F(SweepRunnerTest, GraphTimingShortOfMemorySaysTheRotationIsPartlyWarm) {
   EXPECT_NE(row.note.find("partly warm"), std::string::npos) << row.note;
 }
 
+TEST_F(SweepRunnerTest, AResumedFileTimedAnotherWayIsRefusedBeforeAnyWork) {
+  ProfileRow earlier;
+  earlier.batch = earlier.m = 2;
+  earlier.kernel_time_us = 12345;
+  earlier.timing = "events";
+  plan.measure.timing = kernels::TimingMode::graph;
+  write_profile_csv(csv(), {earlier});
+  EXPECT_THROW(run_sweep(device, plan), UserError);
+  EXPECT_TRUE(counters.prepared.empty());
+}
+
 TEST_F(SweepRunnerTest, EventTimingUsesOneSessionAndSaysSoInEveryRow) {
   device.l2_bytes = 2'000'000;
   device.free_bytes = 1'000'000'000;
@@ -269,6 +281,8 @@ TEST(ProfileFileName, CarriesShapeBatchAndKernel) {
   EXPECT_EQ(profile_file_name(problem, "k"), "deepseek_v3_attn_mqa_absorbed_tp8_N512_K128_B16_k.csv");
   problem.batch_count = 1;
   EXPECT_EQ(profile_file_name(problem, "k"), "deepseek_v3_attn_mqa_absorbed_tp8_N512_K128_k.csv");
+  EXPECT_EQ(profile_file_name(problem, "k", kernels::TimingMode::graph),
+            "deepseek_v3_attn_mqa_absorbed_tp8_N512_K128_k_graph.csv");
 }
 
 }  // namespace
