@@ -19,9 +19,12 @@
 namespace shapescope::kernels::cuda {
 namespace {
 
-// Launches one instance; under split-K as (split_k, 1, 1) clusters, as many as fit at once.
+// Launches one instance; under split-K as (split_k, 1, 1) clusters, as many as fit at once;
+// `programmatic`: with programmatic dependent launch (the kernel waits for the previous grid
+// before touching global memory).
 template <int kRowGroups, int kKGroups, int kBlockN, bool kClusterSplit, bool kPreshuffledB>
-void launch_instance(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, cudaStream_t stream) {
+void launch_instance(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, bool programmatic,
+                     cudaStream_t stream) {
   constexpr int kStages = fp8_stages(kRowGroups, kKGroups, kBlockN, kClusterSplit);
   static_assert(kStages >= 3, "the ring needs three stages");
   const auto kernel = fp8_blockscale_kernel<kRowGroups, kKGroups, kBlockN, kClusterSplit, kStages, kPreshuffledB>;
@@ -35,14 +38,14 @@ void launch_instance(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfi
   launch.blockDim = dim3(unsigned(config.threads()));
   launch.dynamicSmemBytes = std::size_t(config.shared_bytes());
   launch.stream = stream;
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = unsigned(config.split_k);
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
+  std::array<cudaLaunchAttribute, 2> attributes{};
+  launch.attrs = attributes.data();
   if (kClusterSplit) {
-    launch.attrs = &cluster;
-    launch.numAttrs = 1;
+    cudaLaunchAttribute& cluster = attributes[launch.numAttrs++];
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = unsigned(config.split_k);
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
     // Asked once per instance and cluster size, not on every (timed) launch.
     static std::array<std::atomic<int>, kFp8MaxSplit + 1> fitting_clusters_by_split{};
     std::atomic<int>& fitting_clusters = fitting_clusters_by_split.at(std::size_t(config.split_k));
@@ -56,31 +59,37 @@ void launch_instance(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfi
     }
     launch.gridDim.x = unsigned(std::min(config.ctas / config.split_k, fitting_clusters.load()) * config.split_k);
   }
+  if (programmatic) {  // after the occupancy query, which needs only the cluster shape
+    cudaLaunchAttribute& overlap = attributes[launch.numAttrs++];
+    overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    overlap.val.programmaticStreamSerializationAllowed = 1;
+  }
   CUDA_CHECK(cudaLaunchKernelEx(&launch, kernel, params));
 }
 
 // The compiled instances (fp8_config_compiled says which configurations they cover).
 template <bool kPreshuffledB>
-void launch_for_order(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, cudaStream_t stream) {
+void launch_for_order(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, bool programmatic,
+                      cudaStream_t stream) {
   const bool split = config.cluster_split();
   if (fp8_config_compiled(config) && config.k_groups == (config.row_groups == 1 ? 2 : 1)) {
     if (config.row_groups == 1)
-      return split ? launch_instance<1, 2, 128, true, kPreshuffledB>(params, config, stream)
-                   : launch_instance<1, 2, 128, false, kPreshuffledB>(params, config, stream);
+      return split ? launch_instance<1, 2, 128, true, kPreshuffledB>(params, config, programmatic, stream)
+                   : launch_instance<1, 2, 128, false, kPreshuffledB>(params, config, programmatic, stream);
     if (config.row_groups == 2 && config.block_n == 128)
-      return split ? launch_instance<2, 1, 128, true, kPreshuffledB>(params, config, stream)
-                   : launch_instance<2, 1, 128, false, kPreshuffledB>(params, config, stream);
+      return split ? launch_instance<2, 1, 128, true, kPreshuffledB>(params, config, programmatic, stream)
+                   : launch_instance<2, 1, 128, false, kPreshuffledB>(params, config, programmatic, stream);
     if (config.row_groups == 2 && config.block_n == 256)
-      return launch_instance<2, 1, 256, false, kPreshuffledB>(params, config, stream);
-    if (config.row_groups == 3) return launch_instance<3, 1, 128, false, kPreshuffledB>(params, config, stream);
+      return launch_instance<2, 1, 256, false, kPreshuffledB>(params, config, programmatic, stream);
+    if (config.row_groups == 3) return launch_instance<3, 1, 128, false, kPreshuffledB>(params, config, programmatic, stream);
   }
   throw std::logic_error("fp8_blockscale: no kernel instance for " + describe(config));
 }
 
 void launch_fp8_blockscale(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, WeightOrder order,
-                           cudaStream_t stream) {
-  order == WeightOrder::preshuffled ? launch_for_order<true>(params, config, stream)
-                                    : launch_for_order<false>(params, config, stream);
+                           bool programmatic, cudaStream_t stream) {
+  order == WeightOrder::preshuffled ? launch_for_order<true>(params, config, programmatic, stream)
+                                    : launch_for_order<false>(params, config, programmatic, stream);
 }
 
 // The tensor maps B is copied through: one per tile width (a pre-shuffled copy moves
@@ -130,10 +139,12 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
-  void run() override { launch_fp8_blockscale(params_, config_, order_, device_.stream()); }
+  void run() override {
+    launch_fp8_blockscale(params_, config_, order_, device_.programmatic_launch(), device_.stream());
+  }
   std::string launch_name() const override {
     return std::string(order_ == WeightOrder::preshuffled ? "fp8_blockscale_bpreshuffle/" : "fp8_blockscale/") +
-           describe(config_);
+           describe(config_) + (device_.programmatic_launch() ? "+pdl" : "");
   }
 
  private:
