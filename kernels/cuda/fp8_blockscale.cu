@@ -4,7 +4,9 @@
 
 #include <array>
 #include <atomic>
+#include <iterator>
 #include <stdexcept>
+#include <utility>
 
 #include "common/user_error.hpp"
 #include "kernels/cuda/cuda_check.hpp"
@@ -19,12 +21,15 @@
 namespace shapescope::kernels::cuda {
 namespace {
 
-// Launches one instance; under split-K as (split_k, 1, 1) clusters, as many as fit at once.
-template <int kRowGroups, int kKGroups, int kBlockN, bool kClusterSplit, bool kPreshuffledB>
-void launch_instance(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, cudaStream_t stream) {
-  constexpr int kStages = fp8_stages(kRowGroups, kKGroups, kBlockN, kClusterSplit);
-  static_assert(kStages >= 3, "the ring needs three stages");
-  const auto kernel = fp8_blockscale_kernel<kRowGroups, kKGroups, kBlockN, kClusterSplit, kStages, kPreshuffledB>;
+// Launches instance kIndex of kFp8Instances; under split-K as (split_k, 1, 1) clusters, as
+// many as fit at once; `programmatic`: with programmatic dependent launch (the kernel waits
+// for the previous grid before touching global memory).
+template <std::size_t kIndex, bool kPreshuffledB>
+void launch_instance(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, bool programmatic,
+                     cudaStream_t stream) {
+  constexpr Fp8Instance kInstance = kFp8Instances[kIndex];
+  const auto kernel = fp8_blockscale_kernel<kInstance.row_groups, kInstance.k_groups, kInstance.block_n,
+                                            kInstance.cluster_split, kInstance.stages(), kPreshuffledB>;
   static const bool shared_limit_raised = [&] {  // above 48 KB only after opting in, once per instance
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, config.shared_bytes()));
     return true;
@@ -35,14 +40,14 @@ void launch_instance(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfi
   launch.blockDim = dim3(unsigned(config.threads()));
   launch.dynamicSmemBytes = std::size_t(config.shared_bytes());
   launch.stream = stream;
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = unsigned(config.split_k);
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  if (kClusterSplit) {
-    launch.attrs = &cluster;
-    launch.numAttrs = 1;
+  std::array<cudaLaunchAttribute, 2> attributes{};
+  launch.attrs = attributes.data();
+  if constexpr (kInstance.cluster_split) {
+    cudaLaunchAttribute& cluster = attributes[launch.numAttrs++];
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = unsigned(config.split_k);
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
     // Asked once per instance and cluster size, not on every (timed) launch.
     static std::array<std::atomic<int>, kFp8MaxSplit + 1> fitting_clusters_by_split{};
     std::atomic<int>& fitting_clusters = fitting_clusters_by_split.at(std::size_t(config.split_k));
@@ -56,31 +61,36 @@ void launch_instance(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfi
     }
     launch.gridDim.x = unsigned(std::min(config.ctas / config.split_k, fitting_clusters.load()) * config.split_k);
   }
+  if (programmatic) {  // after the occupancy query, which needs only the cluster shape
+    cudaLaunchAttribute& overlap = attributes[launch.numAttrs++];
+    overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    overlap.val.programmaticStreamSerializationAllowed = 1;
+  }
   CUDA_CHECK(cudaLaunchKernelEx(&launch, kernel, params));
 }
 
-// The compiled instances (fp8_config_compiled says which configurations they cover).
+// One launcher per entry of kFp8Instances, in its order: adding an instance there adds it here.
+using InstanceLauncher = void (*)(const Fp8BlockscaleParams&, const Fp8BlockscaleConfig&, bool, cudaStream_t);
+template <bool kPreshuffledB, std::size_t... kIndex>
+constexpr std::array<InstanceLauncher, sizeof...(kIndex)> instance_launchers(std::index_sequence<kIndex...>) {
+  return {&launch_instance<kIndex, kPreshuffledB>...};
+}
 template <bool kPreshuffledB>
-void launch_for_order(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, cudaStream_t stream) {
-  const bool split = config.cluster_split();
-  if (fp8_config_compiled(config) && config.k_groups == (config.row_groups == 1 ? 2 : 1)) {
-    if (config.row_groups == 1)
-      return split ? launch_instance<1, 2, 128, true, kPreshuffledB>(params, config, stream)
-                   : launch_instance<1, 2, 128, false, kPreshuffledB>(params, config, stream);
-    if (config.row_groups == 2 && config.block_n == 128)
-      return split ? launch_instance<2, 1, 128, true, kPreshuffledB>(params, config, stream)
-                   : launch_instance<2, 1, 128, false, kPreshuffledB>(params, config, stream);
-    if (config.row_groups == 2 && config.block_n == 256)
-      return launch_instance<2, 1, 256, false, kPreshuffledB>(params, config, stream);
-    if (config.row_groups == 3) return launch_instance<3, 1, 128, false, kPreshuffledB>(params, config, stream);
-  }
-  throw std::logic_error("fp8_blockscale: no kernel instance for " + describe(config));
+constexpr auto kInstanceLaunchers =
+    instance_launchers<kPreshuffledB>(std::make_index_sequence<std::size(kFp8Instances)>{});
+
+template <bool kPreshuffledB>
+void launch_for_order(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, bool programmatic,
+                      cudaStream_t stream) {
+  const int index = fp8_instance_index(config);
+  if (index < 0) throw std::logic_error("fp8_blockscale: no kernel instance for " + describe(config));
+  kInstanceLaunchers<kPreshuffledB>[std::size_t(index)](params, config, programmatic, stream);
 }
 
 void launch_fp8_blockscale(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, WeightOrder order,
-                           cudaStream_t stream) {
-  order == WeightOrder::preshuffled ? launch_for_order<true>(params, config, stream)
-                                    : launch_for_order<false>(params, config, stream);
+                           bool programmatic, cudaStream_t stream) {
+  order == WeightOrder::preshuffled ? launch_for_order<true>(params, config, programmatic, stream)
+                                    : launch_for_order<false>(params, config, programmatic, stream);
 }
 
 // The tensor maps B is copied through: one per tile width (a pre-shuffled copy moves
@@ -130,10 +140,12 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
-  void run() override { launch_fp8_blockscale(params_, config_, order_, device_.stream()); }
+  void run() override {
+    launch_fp8_blockscale(params_, config_, order_, device_.programmatic_launch(), device_.stream());
+  }
   std::string launch_name() const override {
     return std::string(order_ == WeightOrder::preshuffled ? "fp8_blockscale_bpreshuffle/" : "fp8_blockscale/") +
-           describe(config_);
+           describe(config_) + (device_.programmatic_launch() ? "+pdl" : "");
   }
 
  private:
@@ -172,7 +184,7 @@ class Fp8BlockscaleSession final : public GemmSession {
   }
 
   std::size_t activation_bytes(int64_t m) const override {
-    const int64_t rows_tiled = (m + 191) / 192 * 192;  // at most this much padding (the tallest tile)
+    const int64_t rows_tiled = m + fp8_tallest_tile_rows() - 1;  // whole tiles: less than one tile of padding
     return std::size_t(rows_tiled * (shape_.k + synthetic::blocks(shape_.k) * 4) + m * shape_.n * 2);
   }
 

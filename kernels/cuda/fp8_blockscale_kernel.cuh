@@ -149,9 +149,6 @@ __device__ __forceinline__ void produce(const Fp8BlockscaleParams& p,
   using namespace fp8_detail;
   using Layout = SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>;
   constexpr int kSubTiles = kBlockN / kSubTileN;
-  tma::prefetch_tensor_map(&p.a_map);
-  tma::prefetch_tensor_map(&p.a_scale_map);
-  tma::prefetch_tensor_map(&p.b_map);
   const int kblocks = (p.k + kBlockK - 1) / kBlockK;
   const int units = (p.m + Layout::kBlockM - 1) / Layout::kBlockM * ((p.n + kBlockN - 1) / kBlockN);
   const int sub_tiles_in_n = (p.n + kSubTileN - 1) / kSubTileN;
@@ -374,12 +371,26 @@ __global__ void __launch_bounds__((kRowGroups * kKGroups + 1) * 128, 1)
     __syncthreads();
   }
 
+  // Under programmatic dependent launch the previous grid may still run until here: the
+  // prologue above touches no global memory; every thread waits for that grid before its
+  // first global access, then lets the next grid's CTAs start on the SMs ours free.
+  const auto join_grid_order = [] {
+    ptx::wait_for_previous_grid();
+    ptx::allow_dependent_launch();
+  };
+  const bool copy_thread = threadIdx.x == kConsumers * 128;
   if (threadIdx.x / 128 == kConsumers) {  // the copy warpgroup: one thread issues, the others idle
     if constexpr (kConsumers > 1) tma::release_registers<fp8_detail::RegisterSplit<kConsumers>::producer>();
-    if (threadIdx.x == kConsumers * 128)
-      produce<kRowGroups, kKGroups, kBlockN, kStages, kPreshuffledB>(p, smem);
+    if (copy_thread) {  // kernel parameters, not global memory: no need to wait
+      tma::prefetch_tensor_map(&p.a_map);
+      tma::prefetch_tensor_map(&p.a_scale_map);
+      tma::prefetch_tensor_map(&p.b_map);
+    }
+    join_grid_order();
+    if (copy_thread) produce<kRowGroups, kKGroups, kBlockN, kStages, kPreshuffledB>(p, smem);
   } else {
     if constexpr (kConsumers > 1) tma::claim_registers<fp8_detail::RegisterSplit<kConsumers>::consumer>();
+    join_grid_order();
     consume<kRowGroups, kKGroups, kBlockN, kClusterSplit, kStages>(p, smem);
   }
   // A CTA's shared memory and barriers must outlive the other CTAs' accesses to them.
