@@ -8,6 +8,7 @@
 #include "common/atomic_file.hpp"
 #include "common/model_catalog.hpp"
 #include "common/user_error.hpp"
+#include "profiler/operand_sizes.hpp"
 
 namespace shapescope::profiler {
 
@@ -137,6 +138,7 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
   MSweepSpec m_sweep = request.m_sweep;
   if (m_sweep.preset.empty()) m_sweep.preset = backend == kernels::BackendKind::cuda ? "fairyspeed" : "cpu";
   plan.m_values = resolve_m_sweep(m_sweep);
+  check_operand_sizes(plan.problems, plan.m_values.back(), setup.device->info().memory_bytes);
   plan.kernels = kernels_for(request.kernels, backend);
   if (plan.kernels.empty()) throw UserError(fmt::format("no kernels registered for the {} backend", to_string(backend)));
   check_scale_block_cuts(plan, request.cut_scale_block);
