@@ -58,7 +58,7 @@ mkdir -p "$dir/logs"
 marker=$(mktemp)
 profile=("$build/bin/profile" --backend cuda --no-warm-up --max-seconds-per-point 0.1 --out "$dir")
 if has profiles; then
-  timeout -s INT -k 20 200 "${profile[@]}" --m-preset cudagraph --model deepseek_v3 --module all --tp 8 \
+  timeout -s INT -k 10 150 "${profile[@]}" --m-preset cudagraph --model deepseek_v3 --module all --tp 8 \
     --kernel fp8_blockscale --kernel fp8_blockscale_bpreshuffle --kernel cublaslt_fp8_blockscale --kernel cublaslt_bf16 \
     > "$dir/logs/graph_dsv3_tp8.log" 2>&1
   echo "profile deepseek_v3 tp8 rc=$?"
