@@ -230,6 +230,7 @@ TEST_F(SweepRunnerTest, GraphTimingRotatesOverEnoughSessionsToCoverTwiceTheL2) {
   device.free_bytes = 1'000'000'000;
   plan.measure.timing = kernels::TimingMode::graph;
   plan.m_values = {1, 2};
+  plan.steady_warm_up = false;  // the clock warm-up opens a session of its own
   run_sweep(device, plan);
   EXPECT_EQ(counters.sessions_opened, 4);  // opened once, kept for every M
   EXPECT_EQ(counters.prepares, 2 * 4);
@@ -268,6 +269,7 @@ TEST_F(SweepRunnerTest, EventTimingUsesOneSessionAndSaysSoInEveryRow) {
   device.l2_bytes = 2'000'000;
   device.free_bytes = 1'000'000'000;
   plan.m_values = {1, 2};
+  plan.steady_warm_up = false;
   run_sweep(device, plan);
   EXPECT_EQ(counters.sessions_opened, 1);
   for (const auto& [m, row] : rows_by_m()) {
