@@ -28,7 +28,6 @@
 #include "common/model_catalog.hpp"
 #include "kernels/kernel.hpp"
 #include "profiler/measure.hpp"
-#include "profiler/operand_sets.hpp"
 #include "profiler/session_pool.hpp"
 
 #if SHAPESCOPE_HAVE_CUDA
@@ -176,19 +175,11 @@ std::vector<Point> run_shape(kernels::Device& device, const ShapeCase& shape_cas
         point.min_bytes = gemm->min_bytes();
         point.note = gemm->launch_name();
         point.status = check.passed(1e-2) ? "ok" : "numerical_fail";
-        std::vector<kernels::PreparedGemm*> sets{gemm.get()};
-        std::vector<std::unique_ptr<kernels::PreparedGemm>> extra;
-        if (options.timing == kernels::TimingMode::graph && !options.hot) {
-          const profiler::OperandSetPlan plan =
-              profiler::plan_operand_sets(point.min_bytes, device.info().l2_bytes, device.free_memory_bytes());
-          std::string why;
-          const int open = sessions->ensure(plan.sets, why);
-          for (int set = 1; set < open; ++set) {
-            extra.push_back(sessions->at(set).prepare(m, profiler::operand_set_seed(gemm_seed, set)));
-            sets.push_back(extra.back().get());
-          }
-        }
-        const profiler::Measurement measurement = profiler::measure(device, sets, options);
+        profiler::Rotation rotation;
+        rotation.sets = {gemm.get()};
+        if (options.timing == kernels::TimingMode::graph && !options.hot)
+          rotation = profiler::prepare_rotation(device, *sessions, *gemm, m, gemm_seed);
+        const profiler::Measurement measurement = profiler::measure(device, rotation.sets, options);
         point.median_us = measurement.median_us;
         point.samples = measurement.samples;
         point.operand_sets = measurement.operand_sets;

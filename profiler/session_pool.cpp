@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <exception>
 
+#include <fmt/format.h>
+
 #include "kernels/synthetic_operands.hpp"
+#include "profiler/operand_sets.hpp"
 
 namespace shapescope::profiler {
 
@@ -27,6 +30,33 @@ int SessionPool::ensure(int count, std::string& why) {
     }
   }
   return std::min(count, int(sessions_.size()));
+}
+
+Rotation prepare_rotation(kernels::Device& device, SessionPool& pool, kernels::PreparedGemm& first, int64_t m,
+                          uint64_t seed) {
+  Rotation rotation;
+  rotation.sets.push_back(&first);
+  const double set_bytes = first.min_bytes();
+  const std::size_t l2_bytes = device.info().l2_bytes;
+  const OperandSetPlan wanted = plan_operand_sets(set_bytes, l2_bytes, device.free_memory_bytes());
+  std::string why;
+  const int open = pool.ensure(wanted.sets, why);
+  for (int set = 1; set < open; ++set) {
+    try {
+      rotation.extra.push_back(pool.at(set).prepare(m, operand_set_seed(seed, set)));
+    } catch (const std::exception& error) {
+      why = error.what();
+      break;
+    }
+    rotation.sets.push_back(rotation.extra.back().get());
+  }
+  const double total_bytes = double(rotation.sets.size()) * set_bytes;
+  if (total_bytes < kRotationL2Multiple * double(l2_bytes)) {
+    rotation.note = fmt::format("graph rotation over {} operand sets ({:.1f} MB) is below {}x the L2{}{}: partly warm",
+                                rotation.sets.size(), total_bytes / 1e6, kRotationL2Multiple,
+                                why.empty() ? "" : "; ", why);
+  }
+  return rotation;
 }
 
 }  // namespace shapescope::profiler

@@ -33,4 +33,14 @@ class SessionPool {
 // Weights of operand set i: distinct seeds, so no two sets share contents either.
 uint64_t operand_set_seed(uint64_t seed, int set);
 
+// Graph timing's operand sets for one M: `first` (prepared by the caller from the
+// first session), then as many more as plan_operand_sets asks for and memory allows.
+struct Rotation {
+  std::vector<std::unique_ptr<kernels::PreparedGemm>> extra;  // sets 1..
+  std::vector<kernels::PreparedGemm*> sets;                   // first, then extra
+  std::string note;  // "" when the sets reach the L2 multiple, else why the rotation is partly warm
+};
+Rotation prepare_rotation(kernels::Device& device, SessionPool& pool, kernels::PreparedGemm& first, int64_t m,
+                          uint64_t seed);
+
 }  // namespace shapescope::profiler

@@ -12,7 +12,6 @@
 #include "profiler/interrupt.hpp"
 #include "profiler/profile_csv.hpp"
 #include "profiler/progress.hpp"
-#include "profiler/operand_sets.hpp"
 #include "profiler/repeat_sweep.hpp"
 #include "profiler/session_pool.hpp"
 
@@ -49,32 +48,6 @@ FileSummary summarize_file(const std::filesystem::path& csv, const std::vector<P
 
 std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(1ull << 30)); }
 
-// Graph timing: the further operand sets the point rotates over (the first is `gemm`).
-std::vector<std::unique_ptr<kernels::PreparedGemm>> rotation_sets(kernels::Device& device, SessionPool& pool,
-                                                                  kernels::PreparedGemm& gemm, uint64_t seed,
-                                                                  ProfileRow& row) {
-  std::vector<std::unique_ptr<kernels::PreparedGemm>> extra;
-  const double set_bytes = gemm.min_bytes();
-  const std::size_t l2_bytes = device.info().l2_bytes;
-  const OperandSetPlan wanted = plan_operand_sets(set_bytes, l2_bytes, device.free_memory_bytes());
-  std::string why;
-  const int open = pool.ensure(wanted.sets, why);
-  for (int set = 1; set < open; ++set) {
-    try {
-      extra.push_back(pool.at(set).prepare(row.m, operand_set_seed(seed, set)));
-    } catch (const std::exception& error) {
-      why = error.what();
-      break;
-    }
-  }
-  const int sets = int(extra.size()) + 1;
-  if (double(sets) * set_bytes < kRotationL2Multiple * double(l2_bytes)) {
-    row.note = fmt::format("graph rotation over {} operand sets ({:.1f} MB) is below {}x the L2{}{}: partly warm", sets,
-                           double(sets) * set_bytes / 1e6, kRotationL2Multiple, why.empty() ? "" : "; ", why);
-  }
-  return extra;
-}
-
 // Measures one M (or explains why not) into `row`; returns the timed kernel seconds.
 double measure_point(kernels::Device& device, SessionPool& pool, const SweepPlan& plan, ProfileRow& row) {
   const kernels::GemmShape shape{row.m, row.n, row.k, row.batch_count};
@@ -91,13 +64,13 @@ double measure_point(kernels::Device& device, SessionPool& pool, const SweepPlan
     row.kernel_name = gemm->launch_name();
     const kernels::CheckResult check = gemm->check();
     row.rel_err = check.rel_err;
-    std::vector<kernels::PreparedGemm*> sets{gemm.get()};
-    std::vector<std::unique_ptr<kernels::PreparedGemm>> extra;
+    Rotation rotation;
+    rotation.sets = {gemm.get()};
     if (plan.measure.timing == kernels::TimingMode::graph && !plan.measure.hot) {
-      extra = rotation_sets(device, pool, *gemm, seed, row);
-      for (const auto& set : extra) sets.push_back(set.get());
+      rotation = prepare_rotation(device, pool, *gemm, row.m, seed);
+      row.note = rotation.note;
     }
-    const Measurement m = measure(device, sets, plan.measure);
+    const Measurement m = measure(device, rotation.sets, plan.measure);
     row.operand_sets = m.operand_sets;
     row.launched = m.launched;
     row.kernel_time_us = m.median_us;
