@@ -144,7 +144,6 @@ class Device {
   // Lets kernels that support it launch with programmatic dependent launch, so one GEMM's
   // prologue overlaps the previous one's tail (graph timing turns it on; a no-op on the CPU).
   virtual void set_programmatic_launch(bool on) { (void)on; }
-  virtual bool programmatic_launch() const { return false; }
 };
 
 struct KernelEntry {

@@ -34,7 +34,7 @@ class CudaDevice final : public Device {
   std::unique_ptr<PreparedGemm> empty_run() override;
   // Our kernels read this at every launch (and name it in launch_name()).
   void set_programmatic_launch(bool on) override { programmatic_launch_ = on; }
-  bool programmatic_launch() const override { return programmatic_launch_; }
+  bool programmatic_launch() const { return programmatic_launch_; }
 
   int ordinal() const { return ordinal_; }
   // The stream that runs enqueue on right now (the device's own, unless overridden).
