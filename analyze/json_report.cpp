@@ -53,7 +53,7 @@ json series_json(const SeriesAnalysis& analysis) {
   const Series& series = *analysis.series;
   json excluded = json::array();
   for (const SeriesPoint& point : series.excluded) {
-    excluded.push_back({{"m", point.m}, {"status", point.status}, {"line", point.line}});
+    excluded.push_back({{"m", point.m}, {"status", point.status}, {"note", point.note}, {"line", point.line}});
   }
   json duplicates = json::array();
   for (const DuplicateM& duplicate : series.duplicates) {

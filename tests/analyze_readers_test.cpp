@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "analyze/series.hpp"
+#include "analyze/series_finalize.hpp"
 #include "analyze_test_support.hpp"
 #include "common/csv.hpp"
 #include "common/profile_schema.hpp"
@@ -174,6 +175,23 @@ TEST(Readers, ShapescopeProfileSetsFailedRowsAsideAndReadsItsSidecar) {
   EXPECT_EQ(series.module, "o_proj");
   EXPECT_EQ(series.n, 4096);
   EXPECT_EQ(series.kernel, "fp8_blockscale");
+}
+
+TEST(Readers, ImplausibleRowsAreExcludedWithANote) {
+  ScratchDir dir;
+  const auto file = dir.write("absurd.csv",
+                              "batch,kernel_time,flops,utils\n1,10,1,0.5\n2,10,2,1e20\n3,1e-300,3,0.5\n4,10,4,-0.5\n"
+                              "5,10,-4,0.5\n6,12,6,0.6\n");
+  const Series series = read_series_file(file.string(), {}).at(0);
+  ASSERT_EQ(series.points.size(), 2u);
+  EXPECT_EQ(series.points[0].m, 1);
+  EXPECT_EQ(series.points[1].m, 6);
+  ASSERT_EQ(series.excluded.size(), 4u);
+  for (const SeriesPoint& point : series.excluded) EXPECT_EQ(point.status, kStatusImplausible) << point.m;
+  EXPECT_EQ(series.excluded[0].note, "MFU 1e+20 outside 0..2");
+  EXPECT_EQ(series.excluded[1].note, "time 1e-300 us below 0.001 us");
+  EXPECT_EQ(series.excluded[2].note, "MFU -0.5 outside 0..2");
+  EXPECT_EQ(series.excluded[3].note, "negative TFLOP/s -4");
 }
 
 TEST(Readers, BadInputNamesTheFileLineAndTheFix) {
