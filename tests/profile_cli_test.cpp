@@ -25,7 +25,8 @@ struct Outcome {
 Outcome run_profile(const std::string& arguments) {
   const fs::path binary = fs::path(SHAPESCOPE_BIN_DIR) / "profile";
   const fs::path err_file = fs::temp_directory_path() / ("shapescope_cli_stderr_" + std::to_string(::getpid()));
-  const std::string command = binary.string() + " " + arguments + " 2>" + err_file.string();
+  // `timeout` turns a hang into a failure instead of a stuck test.
+  const std::string command = "timeout 120 " + binary.string() + " " + arguments + " 2>" + err_file.string();
   Outcome outcome;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return outcome;
@@ -89,6 +90,16 @@ TEST_F(ProfileCli, ConfigWhoseSizesOverflowIsRefusedBeforeAllocation) {
                     {"big qkv_proj", "4294967296"});
   fs::remove(config);
   fs::remove_all(fs::temp_directory_path() / "shapescope_big_out");
+}
+
+TEST_F(ProfileCli, HugeOrOverflowingSweepsAreRefusedAtOnce) {
+  const std::string base = "--model llama3_8b --module o_proj --backend cpu --peak-tflops 1 --out " +
+                           (fs::temp_directory_path() / "shapescope_huge_sweep").string();
+  expect_user_error(base + " --m-range 1:1000000000000:1", {"1000000000000 M values", "--allow-large-sweep"});
+  expect_user_error(base + " --m-range 1:100000000:1", {"100000000 M values", "--allow-large-sweep"});
+  expect_user_error(base + " --m-range 9223372036854775806:9223372036854775807:9223372036854775807",
+                    {"M=9223372036854775806"});
+  fs::remove_all(fs::temp_directory_path() / "shapescope_huge_sweep");
 }
 
 TEST_F(ProfileCli, ListKernelsShowsFormatsAndConfigs) {
