@@ -1,6 +1,7 @@
 #include "profiler/profile_csv.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -18,6 +19,14 @@ std::vector<ProfileRow> read_profile_csv(const std::filesystem::path& path) {
         parse_profile_row(table.header, table.rows[i], fmt::format("{}:{}", path.string(), table.row_lines[i])));
   }
   return rows;
+}
+
+std::vector<ProfileRow> merge_rows(std::vector<ProfileRow> on_disk, const std::vector<ProfileRow>& measured) {
+  std::set<int64_t> replaced;
+  for (const ProfileRow& row : measured) replaced.insert(row.batch);
+  std::erase_if(on_disk, [&](const ProfileRow& row) { return replaced.count(row.batch) > 0; });
+  on_disk.insert(on_disk.end(), measured.begin(), measured.end());
+  return on_disk;
 }
 
 void write_profile_csv(const std::filesystem::path& path, std::vector<ProfileRow> rows) {

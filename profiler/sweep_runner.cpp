@@ -9,7 +9,7 @@
 
 #include "kernels/synthetic_operands.hpp"
 #include "profiler/interrupt.hpp"
-#include "profiler/profile_csv.hpp"
+#include "profiler/profile_writer.hpp"
 #include "profiler/progress.hpp"
 #include "profiler/repeat_sweep.hpp"
 
@@ -20,9 +20,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-// Rewrites during a sweep are rate-limited; the last one always happens.
-constexpr double kMinSecondsBetweenWrites = 1.0;
 
 bool counts_as_ok(const ProfileRow& row) { return row.status == kStatusOk || row.status == kStatusThrottled; }
 
@@ -123,7 +120,13 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
     for (const std::string& kernel_name : plan.kernels) {
       const kernels::KernelEntry& kernel = kernels::find_kernel(kernel_name);
       const std::filesystem::path csv = plan.out_dir / profile_file_name(problem, kernel_name);
-      std::vector<ProfileRow> rows = read_profile_csv(csv);
+      std::optional<ProfileWriter> file = ProfileWriter::open(csv, interrupt_requested);
+      if (!file) {  // interrupted while another run held the file
+        result.interrupted = true;
+        progress.finish();
+        return result;
+      }
+      std::vector<ProfileRow> rows = file->rows();
       std::set<int64_t> done;
       for (const ProfileRow& row : rows) done.insert(row.batch);
       const int64_t resumed = int64_t(std::count_if(plan.m_values.begin(), plan.m_values.end(),
@@ -161,7 +164,6 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       sidecar.timing.setup_s = seconds_since(setup_start);
 
       const auto sweep_start = Clock::now();
-      auto last_write = Clock::now();
       std::map<int64_t, std::vector<ProfileRow>> pass_rows;  // --repeat: a row is kept once all its passes ran
       for (const ScheduledPoint& point : repeat_schedule(plan.m_values, passes, plan.seed)) {
         const int64_t m = point.m;
@@ -198,19 +200,15 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         std::vector<ProfileRow>& of_m = pass_rows[m];
         of_m.push_back(row);
         if (int(of_m.size()) < passes) continue;
-        rows.push_back(passes > 1 ? combine_passes(of_m) : row);
-        if (seconds_since(last_write) >= kMinSecondsBetweenWrites) {
-          write_profile_csv(csv, rows);
-          last_write = Clock::now();
-        }
+        file->add(passes > 1 ? combine_passes(of_m) : row);
       }
       session.reset();
       sidecar.timing.wall_s = seconds_since(sweep_start);
       sidecar.interrupted = interrupt_requested();
-      write_profile_csv(csv, rows);
+      file->flush();
       write_sidecar(csv, sidecar);
 
-      FileSummary summary = summarize_file(csv, rows);
+      FileSummary summary = summarize_file(csv, file->rows());
       summary.resumed = resumed;
       summary.timing = sidecar.timing;
       result.timing.wall_s += sidecar.timing.wall_s;

@@ -102,6 +102,29 @@ TEST_F(ProfileCli, HugeOrOverflowingSweepsAreRefusedAtOnce) {
   fs::remove_all(fs::temp_directory_path() / "shapescope_huge_sweep");
 }
 
+TEST_F(ProfileCli, TwoSweepsIntoOneFileAtOnceKeepEveryRow) {
+  const fs::path out = fs::temp_directory_path() / ("shapescope_two_sweeps_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const std::string binary = (fs::path(SHAPESCOPE_BIN_DIR) / "profile").string();
+  const std::string common = " --model qwen3_4b --module o_proj --tp 8 --backend cpu --threads 1 --kernel cpu_bf16 "
+                             "--peak-tflops 1 --warmup 0 --min-samples 30 --max-samples 30 --out " + out.string();
+  const std::string both = "(" + binary + common + " --m-list 1,2,3,4,5,6 >/dev/null 2>&1; echo $? > " +
+                           (out.string() + "_a") + ") & (" + binary + common + " --m-list 7,8,9,10,11,12 >/dev/null " +
+                           "2>&1; echo $? > " + (out.string() + "_b") + ") & wait";
+  ASSERT_EQ(std::system(("timeout 120 sh -c '" + both + "'").c_str()), 0);
+  for (const char* run : {"_a", "_b"}) {
+    std::ifstream code(out.string() + run);
+    int exit_code = -1;
+    code >> exit_code;
+    EXPECT_EQ(exit_code, 0) << run;
+    fs::remove(out.string() + run);
+  }
+  const shapescope::csv::Table table = shapescope::csv::read_file(out / "qwen3_4b_o_proj_tp8_N2560_K512_cpu_bf16.csv");
+  ASSERT_EQ(table.rows.size(), 12u) << "one run's rows were lost";
+  for (std::size_t i = 0; i < 12; ++i) EXPECT_EQ(table.rows[i][0], std::to_string(i + 1));
+  fs::remove_all(out);
+}
+
 TEST_F(ProfileCli, ListKernelsShowsFormatsAndConfigs) {
   const Outcome outcome = run_profile("--list-kernels");
   EXPECT_EQ(outcome.exit_code, 0);

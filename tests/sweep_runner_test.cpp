@@ -2,13 +2,16 @@
 // and the rows it writes when a point cannot be measured.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <unistd.h>
 
 #include "common/csv.hpp"
+#include "common/file_lock.hpp"
 #include "profiler/interrupt.hpp"
 #include "profiler/profile_csv.hpp"
 #include "profiler/sweep_runner.hpp"
@@ -195,6 +198,31 @@ TEST_F(SweepRunnerTest, ResumeKeepsMeasuredRowsAndMeasuresOnlyTheRest) {
   run_sweep(device, plan);  // everything measured: nothing is prepared again
   EXPECT_TRUE(counters.prepared.empty());
   EXPECT_EQ(rows_by_m().size(), 6u);
+}
+
+TEST_F(SweepRunnerTest, ASecondRunOnTheSameFileWaitsAndMergesInsteadOfWiping) {
+  SweepPlan first = plan;
+  first.m_values = {1, 2};
+  run_sweep(device, first);
+  auto lock = FileLock::acquire(csv(), [](const std::string&) {}, [] { return false; });  // a run still writing
+  ASSERT_TRUE(lock);
+  counters = {};
+  SweepPlan second = plan;
+  second.m_values = {3, 8};
+  std::thread waiting([&] { run_sweep(device, second); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(rows_by_m().size(), 2u) << "the second run wrote while the first held the file";
+  // The holder adds a row before it lets go: the waiting run must keep it.
+  std::vector<ProfileRow> rows = read_profile_csv(csv());
+  rows.push_back(rows[0]);
+  rows.back().batch = rows.back().m = 5;
+  write_profile_csv(csv(), rows);
+  lock.reset();
+  waiting.join();
+  EXPECT_EQ(counters.prepared, (std::set<int64_t>{8}));  // 3 is unsupported
+  const auto merged = rows_by_m();
+  EXPECT_EQ(merged.size(), 5u);
+  for (const int64_t m : {1, 2, 3, 5, 8}) EXPECT_EQ(merged.count(m), 1u) << m;
 }
 
 TEST_F(SweepRunnerTest, InterruptStopsBetweenPointsAndStillWritesTheFile) {
