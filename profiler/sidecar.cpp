@@ -1,11 +1,13 @@
 #include "profiler/sidecar.hpp"
 
 #include <chrono>
+#include <fstream>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include "common/atomic_file.hpp"
+#include "common/user_error.hpp"
 #include "kernels/cpu/cpu_system.hpp"
 #include "profiler/build_commit.hpp"
 
@@ -53,6 +55,7 @@ nlohmann::json sidecar_json(const SidecarContent& c) {
         {"max_samples", c.measure.max_samples}, {"target_rel_stderr", c.measure.target_rel_stderr},
         {"max_seconds_per_point", c.measure.max_seconds_per_point}, {"hot", c.measure.hot},
         {"seed", c.seed}}},
+      {"measurement_fingerprint", fingerprint_json(c.fingerprint)},
       {"sweep",
        {{"wall_s", c.timing.wall_s}, {"setup_s", c.timing.setup_s}, {"timed_kernel_s", c.timing.timed_s},
         {"overhead_ratio", c.timing.overhead()}, {"interrupted", c.interrupted}}},
@@ -66,6 +69,18 @@ std::filesystem::path sidecar_path(const std::filesystem::path& csv_path) {
 
 void write_sidecar(const std::filesystem::path& csv_path, const SidecarContent& content) {
   write_file_atomically(sidecar_path(csv_path), sidecar_json(content).dump(2) + "\n");
+}
+
+std::optional<nlohmann::json> read_sidecar(const std::filesystem::path& csv_path) {
+  const std::filesystem::path path = sidecar_path(csv_path);
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  nlohmann::json parsed = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) {
+    throw UserError(fmt::format("{}: not valid JSON; fix or delete the sidecar (and its CSV) to measure again",
+                                path.string()));
+  }
+  return parsed;
 }
 
 }  // namespace shapescope::profiler

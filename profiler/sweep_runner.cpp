@@ -9,9 +9,11 @@
 
 #include "kernels/synthetic_operands.hpp"
 #include "profiler/interrupt.hpp"
+#include "profiler/measurement_fingerprint.hpp"
 #include "profiler/profile_writer.hpp"
 #include "profiler/progress.hpp"
 #include "profiler/repeat_sweep.hpp"
+#include "profiler/resume.hpp"
 
 namespace shapescope::profiler {
 
@@ -126,7 +128,8 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         progress.finish();
         return result;
       }
-      std::vector<ProfileRow> rows = file->rows();
+      const MeasurementFingerprint fingerprint = measurement_fingerprint(plan.measure, plan.seed, kernel, info);
+      std::vector<ProfileRow> rows = resumable_rows(csv, fingerprint);  // again under the lock: files change
       std::set<int64_t> done;
       for (const ProfileRow& row : rows) done.insert(row.batch);
       const int64_t resumed = int64_t(std::count_if(plan.m_values.begin(), plan.m_values.end(),
@@ -149,6 +152,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       sidecar.problem = problem;
       sidecar.measure = plan.measure;
       sidecar.seed = plan.seed;
+      sidecar.fingerprint = fingerprint;
       sidecar.command_line = plan.command_line;
 
       const auto setup_start = Clock::now();

@@ -9,6 +9,7 @@
 #include "common/model_catalog.hpp"
 #include "common/user_error.hpp"
 #include "profiler/operand_sizes.hpp"
+#include "profiler/resume.hpp"
 
 namespace shapescope::profiler {
 
@@ -143,6 +144,7 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
   plan.out_dir = request.out.empty() ? std::filesystem::path("profiles") / device_slug(setup.device->info().name)
                                      : std::filesystem::path(request.out);
   ensure_writable_directory(plan.out_dir);
+  check_resumable(plan, setup.device->info());
   return setup;
 }
 

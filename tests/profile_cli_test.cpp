@@ -125,6 +125,22 @@ TEST_F(ProfileCli, TwoSweepsIntoOneFileAtOnceKeepEveryRow) {
   fs::remove_all(out);
 }
 
+TEST_F(ProfileCli, ResumeWithOtherOptionsIsRefusedBeforeAnyWork) {
+  const fs::path out = fs::temp_directory_path() / ("shapescope_resume_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const std::string arguments = "--model qwen3_4b --module o_proj --tp 8 --backend cpu --threads 1 --kernel cpu_bf16 "
+                                "--peak-tflops 1 --m-list 1,3 --min-samples 2 --warmup 0 --out " + out.string();
+  ASSERT_EQ(run_profile(arguments).exit_code, 0);
+  const fs::path csv = out / "qwen3_4b_o_proj_tp8_N2560_K512_cpu_bf16.csv";
+  const auto written = fs::last_write_time(csv);
+  expect_user_error(arguments + " --hot --m-list 5", {"cannot resume", "cache: cold in the file, hot in this run"});
+  expect_user_error(arguments + " --seed 7", {"seed: 1 in the file, 7 in this run"});
+  EXPECT_EQ(fs::last_write_time(csv), written);
+  std::ofstream(csv) << "batch,kernel_time,flops,utils\n1,10,1,0.5\n3,10,1,0.5\n";  // the study's format
+  expect_user_error(arguments, {"not a shapescope profile"});
+  fs::remove_all(out);
+}
+
 TEST_F(ProfileCli, ListKernelsShowsFormatsAndConfigs) {
   const Outcome outcome = run_profile("--list-kernels");
   EXPECT_EQ(outcome.exit_code, 0);

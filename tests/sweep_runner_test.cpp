@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <thread>
@@ -12,8 +14,10 @@
 
 #include "common/csv.hpp"
 #include "common/file_lock.hpp"
+#include "common/user_error.hpp"
 #include "profiler/interrupt.hpp"
 #include "profiler/profile_csv.hpp"
+#include "profiler/resume.hpp"
 #include "profiler/sweep_runner.hpp"
 
 namespace shapescope::profiler {
@@ -181,11 +185,14 @@ TEST_F(SweepRunnerTest, FailuresBecomeRowsAndTheSweepGoesOn) {
 }
 
 TEST_F(SweepRunnerTest, ResumeKeepsMeasuredRowsAndMeasuresOnlyTheRest) {
-  ProfileRow earlier;
-  earlier.batch = earlier.m = 2;
-  earlier.kernel_time_us = 12345;
-  earlier.kernel_name = "from an earlier run";
-  write_profile_csv(csv(), {earlier});
+  SweepPlan earlier_plan = plan;
+  earlier_plan.m_values = {2};
+  run_sweep(device, earlier_plan);
+  std::vector<ProfileRow> earlier = read_profile_csv(csv());
+  ASSERT_EQ(earlier.size(), 1u);
+  earlier[0].kernel_time_us = 12345;  // marks the row as the earlier run's
+  write_profile_csv(csv(), earlier);
+  counters = {};
   const SweepResult result = run_sweep(device, plan);
   EXPECT_EQ(counters.prepared.count(2), 0u);
   EXPECT_EQ(counters.prepared.count(1), 1u);
@@ -198,6 +205,47 @@ TEST_F(SweepRunnerTest, ResumeKeepsMeasuredRowsAndMeasuresOnlyTheRest) {
   run_sweep(device, plan);  // everything measured: nothing is prepared again
   EXPECT_TRUE(counters.prepared.empty());
   EXPECT_EQ(rows_by_m().size(), 6u);
+}
+
+TEST_F(SweepRunnerTest, ResumeRefusesRowsMeasuredOtherwiseAndNamesTheDifference) {
+  run_sweep(device, plan);  // cold
+  const auto before = rows_by_m();
+  plan.measure.hot = true;
+  for (const auto& attempt : {std::function<void()>([&] { check_resumable(plan, device.info()); }),
+                              std::function<void()>([&] { run_sweep(device, plan); })}) {
+    try {
+      attempt();
+      FAIL() << "a cold file resumed hot";
+    } catch (const UserError& error) {
+      EXPECT_NE(std::string(error.what()).find("cache: cold in the file, hot in this run"), std::string::npos)
+          << error.what();
+    }
+  }
+  EXPECT_EQ(rows_by_m().size(), before.size());
+  plan.measure.hot = false;
+  plan.seed = 2;
+  EXPECT_THROW(check_resumable(plan, device.info()), UserError);
+  plan.seed = 1;
+  EXPECT_NO_THROW(check_resumable(plan, device.info()));
+}
+
+TEST_F(SweepRunnerTest, AStudyFormatCsvOrACsvWithoutItsSidecarIsNotTakenAsMeasured) {
+  std::ofstream(csv()) << "batch,kernel_time,flops,utils\n1,10,1,0.5\n2,10,2,0.5\n";
+  EXPECT_THROW(run_sweep(device, plan), UserError);
+  EXPECT_TRUE(counters.prepared.empty());
+  run_sweep(device, [&] {
+    SweepPlan other = plan;
+    other.out_dir = out / "other";
+    fs::create_directories(other.out_dir);
+    return other;
+  }());
+  fs::copy_file(out / "other" / csv().filename(), csv(), fs::copy_options::overwrite_existing);  // rows, no sidecar
+  try {
+    run_sweep(device, plan);
+    FAIL() << "rows without a sidecar resumed";
+  } catch (const UserError& error) {
+    EXPECT_NE(std::string(error.what()).find("no sidecar"), std::string::npos) << error.what();
+  }
 }
 
 TEST_F(SweepRunnerTest, ASecondRunOnTheSameFileWaitsAndMergesInsteadOfWiping) {
