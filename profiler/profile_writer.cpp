@@ -22,7 +22,7 @@ void ProfileWriter::add(const ProfileRow& row) {
   measured_.push_back(row);
   unwritten_ = true;
   const double since_last = std::chrono::duration<double>(Clock::now() - last_write_end_).count();
-  if (since_last >= kMinSecondsBetweenWrites) write();
+  if (since_last >= kWriteSpacing * last_write_seconds_) write();
 }
 
 void ProfileWriter::flush() {
@@ -40,12 +40,14 @@ std::vector<ProfileRow> ProfileWriter::rows() {
 }
 
 void ProfileWriter::write() {
+  const auto start = Clock::now();
   on_disk_ = rows();
   write_profile_csv(csv_, on_disk_);
   written_time_ = std::filesystem::last_write_time(csv_);
   written_size_ = std::filesystem::file_size(csv_);
   unwritten_ = false;
   last_write_end_ = Clock::now();
+  last_write_seconds_ = std::chrono::duration<double>(last_write_end_ - start).count();
 }
 
 }  // namespace shapescope::profiler

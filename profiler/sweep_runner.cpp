@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/atomic_file.hpp"
 #include "kernels/synthetic_operands.hpp"
 #include "profiler/interrupt.hpp"
 #include "profiler/measurement_fingerprint.hpp"
@@ -41,6 +42,17 @@ FileSummary summarize_file(const std::filesystem::path& csv, const std::vector<P
     first = false;
   }
   return summary;
+}
+
+// A complete file left by a run killed between its last CSV write and its sidecar's: the sidecar still says
+// interrupted. Nothing is left to measure, so only that flag is set right.
+void mark_sidecar_complete(const std::filesystem::path& csv) {
+  std::optional<nlohmann::json> sidecar = read_sidecar(csv);
+  if (!sidecar || !sidecar->contains("sweep") || !(*sidecar)["sweep"].is_object()) return;
+  nlohmann::json& interrupted = (*sidecar)["sweep"]["interrupted"];
+  if (interrupted == false) return;
+  interrupted = false;
+  write_file_atomically(sidecar_path(csv), sidecar->dump(2) + "\n");
 }
 
 std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(1ull << 30)); }
@@ -117,6 +129,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       plan.steady_warm_up && device.kind() == kernels::BackendKind::cuda
           ? warm_up_for_sweep(device, plan.m_values, plan.problems, plan.kernels, plan.seed)
           : 0;
+  remove_stale_temporaries(plan.out_dir);
 
   for (const GemmProblem& problem : plan.problems) {
     for (const std::string& kernel_name : plan.kernels) {
@@ -136,7 +149,8 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
                                                     [&](int64_t m) { return done.count(m) > 0; }));
       const std::string label_prefix = csv.stem().string();
       if (resumed == int64_t(plan.m_values.size())) {
-        // Nothing left to measure: leave the file and its sidecar as they are.
+        // Nothing left to measure: the file stays as it is.
+        mark_sidecar_complete(csv);
         for (int64_t m : plan.m_values)
           for (int pass = 0; pass < passes; ++pass)
             progress.advance(fmt::format("{} M={} (already measured)", label_prefix, m));
@@ -166,6 +180,9 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         open_error = error.what();
       }
       sidecar.timing.setup_s = seconds_since(setup_start);
+      // Before any row: a CSV never exists without the sidecar that says how its rows were measured.
+      sidecar.interrupted = true;
+      write_sidecar(csv, sidecar);
 
       const auto sweep_start = Clock::now();
       std::map<int64_t, std::vector<ProfileRow>> pass_rows;  // --repeat: a row is kept once all its passes ran

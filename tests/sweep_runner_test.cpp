@@ -54,12 +54,17 @@ class FakeGemm final : public kernels::PreparedGemm {
 
 class FakeSession final : public kernels::GemmSession {
  public:
+  explicit FakeSession(std::function<void()> on_prepare = [] {}) : on_prepare_(std::move(on_prepare)) {}
   std::size_t activation_bytes(int64_t m) const override { return std::size_t(m) * 1000; }
   std::unique_ptr<kernels::PreparedGemm> prepare(int64_t m, uint64_t) override {
+    on_prepare_();
     counters.prepared.insert(m);
     if (m == 7) throw std::runtime_error("launch failed: out of shared memory");
     return std::make_unique<FakeGemm>(m);
   }
+
+ private:
+  std::function<void()> on_prepare_;
 };
 
 class FixedTimer final : public kernels::Timer {
@@ -271,6 +276,34 @@ TEST_F(SweepRunnerTest, ASecondRunOnTheSameFileWaitsAndMergesInsteadOfWiping) {
   const auto merged = rows_by_m();
   EXPECT_EQ(merged.size(), 5u);
   for (const int64_t m : {1, 2, 3, 5, 8}) EXPECT_EQ(merged.count(m), 1u) << m;
+}
+
+TEST_F(SweepRunnerTest, TheSidecarIsOnDiskBeforeTheFirstRow) {
+  kernels::KernelEntry entry = kernels::find_kernel(kFakeKernel);
+  entry.name = "test_fake_sidecar_kernel";
+  static fs::path sidecar;
+  static bool sidecar_seen_first = false;
+  sidecar = sidecar_path(out / profile_file_name(plan.problems[0], entry.name));
+  entry.open = [](kernels::Device&, const kernels::WeightShape&, uint64_t) -> std::unique_ptr<kernels::GemmSession> {
+    sidecar_seen_first = false;
+    return std::make_unique<FakeSession>([] { sidecar_seen_first = fs::exists(sidecar); });
+  };
+  kernels::register_kernel(entry);
+  plan.kernels = {entry.name};
+  plan.m_values = {1};
+  run_sweep(device, plan);
+  EXPECT_TRUE(sidecar_seen_first);
+}
+
+TEST_F(SweepRunnerTest, ACompleteFileWhoseSidecarStillSaysInterruptedIsMarkedComplete) {
+  run_sweep(device, plan);
+  nlohmann::json sidecar = *read_sidecar(csv());
+  sidecar["sweep"]["interrupted"] = true;  // killed between the last CSV write and the sidecar's
+  std::ofstream(sidecar_path(csv())) << sidecar.dump();
+  counters = {};
+  run_sweep(device, plan);
+  EXPECT_TRUE(counters.prepared.empty());
+  EXPECT_EQ((*read_sidecar(csv()))["sweep"]["interrupted"], false);
 }
 
 TEST_F(SweepRunnerTest, InterruptStopsBetweenPointsAndStillWritesTheFile) {
