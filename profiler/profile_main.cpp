@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <fmt/format.h>
 
+#include "common/interrupt.hpp"
 #include "common/user_error.hpp"
-#include "profiler/interrupt.hpp"
 #include "profiler/summary_table.hpp"
 #include "profiler/sweep_setup.hpp"
 #include "profiler/verify_plans.hpp"
@@ -30,6 +30,7 @@ std::string joined_command_line(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace shapescope;
+  install_interrupt_handlers();  // first: a signal during setup must not kill the process half-way
   profiler::ProfileRequest request;
   request.command_line = joined_command_line(argc, argv);
   bool list_kernels = false, list_models = false;
@@ -104,10 +105,13 @@ int main(int argc, char** argv) {
     request.progress = request.progress || isatty(STDERR_FILENO);
     request.warm_up = !no_warm_up;
     profiler::SweepSetup setup = profiler::prepare_sweep(request);
+    if (interrupt_requested()) {
+      fmt::print(stderr, "profile: interrupted during setup; nothing was measured\n");
+      return kExitInterrupted;
+    }
     fmt::print(stderr, "profile: {}; {} M values x {} kernel(s) x {} shape(s) -> {}\n", setup.backend_reason,
                setup.plan.m_values.size(), setup.plan.kernels.size(), setup.plan.problems.size(),
                setup.plan.out_dir.string());
-    profiler::install_interrupt_handlers();
     const profiler::SweepResult result = profiler::run_sweep(*setup.device, setup.plan);
     fmt::print("{}", profiler::summary_table(result));
     if (result.interrupted) {

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "common/interrupt.hpp"
 #include "kernels/synthetic_operands.hpp"
 #include "profiler/sample_stats.hpp"
 
@@ -84,7 +85,7 @@ SteadyClock warm_until_clock_settles(kernels::Device& device, kernels::PreparedG
   auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   SteadyClock result;
   std::vector<double> window_clocks;
-  while (seconds_since(start) < options.max_seconds) {
+  while (seconds_since(start) < options.max_seconds && !interrupt_requested()) {
     const auto window_start = Clock::now();
     // Keep the GPU busy for a window; synchronizing each round bounds the queue.
     while (seconds_since(window_start) < options.window_seconds) {

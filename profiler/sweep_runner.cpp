@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.hpp"
+#include "common/interrupt.hpp"
 #include "kernels/synthetic_operands.hpp"
-#include "profiler/interrupt.hpp"
 #include "profiler/measurement_fingerprint.hpp"
 #include "profiler/profile_writer.hpp"
 #include "profiler/progress.hpp"
@@ -175,7 +175,8 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       std::unique_ptr<kernels::GemmSession> session;
       std::string open_error;
       try {
-        session = kernel.open(device, {problem.n, problem.k, problem.batch_count}, plan.seed);
+        // Setup can take seconds (the CPU's peak, weights): an interrupt during it skips the rest.
+        if (!interrupt_requested()) session = kernel.open(device, {problem.n, problem.k, problem.batch_count}, plan.seed);
       } catch (const std::exception& error) {
         open_error = error.what();
       }

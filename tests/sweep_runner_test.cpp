@@ -14,8 +14,8 @@
 
 #include "common/csv.hpp"
 #include "common/file_lock.hpp"
+#include "common/interrupt.hpp"
 #include "common/user_error.hpp"
-#include "profiler/interrupt.hpp"
 #include "profiler/profile_csv.hpp"
 #include "profiler/resume.hpp"
 #include "profiler/sweep_runner.hpp"
