@@ -10,11 +10,30 @@
 #include "analyze/study_outputs.hpp"
 #include "analyze/terminal_summary.hpp"
 #include "common/atomic_file.hpp"
+#include "common/option_checks.hpp"
 #include "common/user_error.hpp"
 
 namespace shapescope::analyze {
 
+void check_numeric_options(const AnalyzeRequest& request) {
+  const double utils_ratio = request.analysis.rule_options.utils_ratio;
+  require_number("--utils-ratio", utils_ratio, utils_ratio > 0 && utils_ratio <= 1, "above 0 and at most 1");
+  const SplitOptions& split = request.analysis.split;
+  require_number("--split-ratio", split.split_ratio, split.split_ratio > 0 && split.split_ratio <= 1,
+                 "above 0 and at most 1");
+  if (split.max_parts < 1 || split.max_parts > 16) {
+    throw UserError(fmt::format("--max-parts {}: give 1 to 16 launches", split.max_parts));
+  }
+  require_number("--launch-overhead-us", split.launch_overhead_us,
+                 split.launch_overhead_us >= 0 && split.launch_overhead_us <= 1e6, "from 0 to 1e6 us");
+  const double tie_band = request.compare_options.tie_band;
+  require_number("--tie-band", tie_band, tie_band >= 0 && tie_band <= 1, "from 0 to 1");
+  const double peak = request.read.peak_tflops_override;
+  require_number("--peak-tflops", peak, peak >= 0 && peak <= 1e6, "from 0 (the file's peak) to 1e6 TFLOP/s");
+}
+
 int run_analyze(const AnalyzeRequest& request, std::ostream& out) {
+  check_numeric_options(request);
   if (request.inputs.empty() && request.compare.empty()) {
     throw UserError("no input; pass a profile CSV, or --compare A.csv B.csv");
   }

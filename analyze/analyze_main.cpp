@@ -24,27 +24,22 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--utils-ratio", request.analysis.rule_options.utils_ratio,
                  "anomaly when MFU < ratio x the best MFU of smaller M")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->capture_default_str();
   app.add_option("--split-ratio", request.analysis.split.split_ratio,
                  "a plan counts when its predicted time < ratio x the measured time")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->capture_default_str();
   app.add_option("--max-parts", request.analysis.split.max_parts, "most launches in a k-way plan")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 16));
+      ->capture_default_str();
   app.add_option("--launch-overhead-us", request.analysis.split.launch_overhead_us,
                  "added per launch after the first (host gap between back-to-back launches)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->capture_default_str();
   const std::map<std::string, Dedup> dedup_names = {
       {"first", Dedup::first}, {"fastest", Dedup::fastest}, {"median", Dedup::median}};
   app.add_option("--dedup", request.read.dedup, "which row of a repeated M to keep")
       ->transform(CLI::CheckedTransformer(dedup_names))
       ->option_text("first|fastest|median (default fastest)");
   app.add_option("--peak-tflops", request.read.peak_tflops_override,
-                 "peak TFLOP/s for MFU (needed for AITER tables of devices not in the peak table)")
-      ->check(CLI::PositiveNumber);
+                 "peak TFLOP/s for MFU (needed for AITER tables of devices not in the peak table)");
   app.add_option("--m-weights", request.m_weights_path, "CSV m,weight: weight recoverable time by traffic")
       ->check(CLI::ExistingFile);
   app.add_option("--top", request.top_n, "rows in the worst-drop and worst-slowdown lists")->capture_default_str();
@@ -52,8 +47,7 @@ int main(int argc, char** argv) {
       ->expected(2);
   app.add_option("--tie-band", request.compare_options.tie_band,
                  "compare: |speedup - 1| within this is a tie when rows carry no spread")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->capture_default_str();
   app.add_option("--json", request.json_path, "write the full report as JSON here");
   app.add_option("--out-dir", request.out_dir, "folder for low_utils_<name>.csv and split_gemm_<name>.csv")
       ->capture_default_str();

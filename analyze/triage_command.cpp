@@ -58,6 +58,7 @@ bool TriageRequest::any(const AnalyzeRequest& request) const {
 }
 
 int run_triage(const AnalyzeRequest& request, const TriageRequest& triage, std::ostream& out) {
+  check_numeric_options(request);
   if (!triage.verify_results_path.empty() && triage.report_path.empty()) {
     throw UserError("--verify-results is shown in the report; add --report out.html (or out.md)");
   }

@@ -60,7 +60,8 @@ int main(int argc, char** argv) {
   app.add_option("--peak-tflops", request.peak_tflops, "MFU peak override in TFLOP/s");
   app.add_option("--peak", request.peak, "datasheet | measured (CPU: always a measured sgemm)")->capture_default_str();
   app.add_option("--threads", request.threads, "CPU threads (0: all cores)")->capture_default_str();
-  app.add_option("--seed", request.seed, "operand seed")->capture_default_str();
+  std::string seed = std::to_string(request.seed);
+  app.add_option("--seed", seed, "operand seed, 0 to 2^64-1")->capture_default_str();
   app.add_option("--hf-config", request.hf_config, "derive shapes from a Hugging Face config.json named by --model");
   app.add_option("--cut-scale-block", request.cut_scale_block,
                  "refuse | allow a TP split that cuts a 128x128 scale block")->capture_default_str();
@@ -85,12 +86,17 @@ int main(int argc, char** argv) {
   }
 
   try {
+    request.seed = profiler::parse_seed(seed);
     if (list_kernels || list_models) {
       if (list_kernels) fmt::print("{}", profiler::list_kernels_text());
       if (list_models) fmt::print("{}", profiler::list_models_text());
       return 0;
     }
     if (!verify.report_path.empty()) {
+      profiler::check_numeric_options(request);
+      if (verify.max_plans_per_series < 1) {
+        throw UserError(fmt::format("--verify-max-plans {}: give 1 or more", verify.max_plans_per_series));
+      }
       profiler::register_all_kernels();
       const auto device = kernels::make_cuda_device();
       if (!device) throw UserError("--verify-plans needs a GPU: " + kernels::cuda_unavailable_reason());

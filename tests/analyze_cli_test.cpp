@@ -63,5 +63,21 @@ TEST_F(AnalyzeCli, EmptyOrBadInputExitsNonZeroWithOneLine) {
   EXPECT_NE(run_analyze(dir_, "--compare only_one.csv").exit_code, 0);
 }
 
+TEST_F(AnalyzeCli, NumericOptionsMustBeFiniteAndInRange) {
+  const std::string profile = dir_.write("p.csv", "batch,kernel_time,flops,utils\n4,10,4,0.4\n8,30,2,0.2\n").string();
+  const std::string out = " --out-dir " + (dir_.path() / "out").string();
+  for (const auto& [arguments, named] : std::vector<std::pair<std::string, std::string>>{
+           {profile + " --utils-ratio nan", "--utils-ratio nan"},
+           {profile + " --check-split-gemm --split-ratio nan", "--split-ratio nan"},
+           {profile + " --check-split-gemm --launch-overhead-us inf", "--launch-overhead-us inf"},
+           {"--compare " + profile + " " + profile + " --tie-band nan", "--tie-band nan"},
+           {profile + " --peak-tflops inf", "--peak-tflops"}}) {
+    const CliResult run = run_analyze(dir_, arguments + out);
+    EXPECT_NE(run.exit_code, 0) << arguments << "\n" << run.output;
+    EXPECT_NE(run.output.find(named), std::string::npos) << arguments << "\n" << run.output;
+    EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << run.output;
+  }
+}
+
 }  // namespace
 }  // namespace shapescope::analyze

@@ -141,6 +141,19 @@ TEST_F(ProfileCli, ResumeWithOtherOptionsIsRefusedBeforeAnyWork) {
   fs::remove_all(out);
 }
 
+TEST_F(ProfileCli, NumericOptionsMustBeFiniteAndInRange) {
+  const std::string base = "--model qwen3_4b --module o_proj --tp 8 --backend cpu --kernel cpu_bf16 --m-list 1 --out " +
+                           (fs::temp_directory_path() / "shapescope_numeric_options").string();
+  expect_user_error(base + " --max-seconds-per-point nan", {"--max-seconds-per-point nan", "from 0 to 3600"});
+  expect_user_error(base + " --target-rel-stderr nan", {"--target-rel-stderr nan"});
+  expect_user_error(base + " --target-rel-stderr inf", {"--target-rel-stderr inf"});
+  expect_user_error(base + " --threads 100000", {"--threads 100000", "cores"});
+  expect_user_error(base + " --seed -1", {"--seed -1", "18446744073709551615"});
+  expect_user_error(base + " --peak-tflops nan", {"--peak-tflops nan"});
+  expect_user_error(base + " --repeat 0", {"--repeat 0"});
+  EXPECT_FALSE(fs::exists(fs::temp_directory_path() / "shapescope_numeric_options")) << "refused before any work";
+}
+
 TEST_F(ProfileCli, ListKernelsShowsFormatsAndConfigs) {
   const Outcome outcome = run_profile("--list-kernels");
   EXPECT_EQ(outcome.exit_code, 0);
