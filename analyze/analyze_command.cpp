@@ -49,10 +49,10 @@ int run_analyze(const AnalyzeRequest& request, std::ostream& out) {
   for (const std::string& input : request.inputs) {
     for (const Series& series : read_series_file(input, request.read)) {
       const SeriesAnalysis analysis = analyze_series(series, request.analysis, weights);
+      // Written before the summary is printed: a folder that cannot be written is then the only output.
+      const auto written = write_study_outputs(analysis, request.out_dir, request.analysis.check_split);
       print_series_summary(out, analysis, request.analysis, request.top_n);
-      for (const auto& path : write_study_outputs(analysis, request.out_dir, request.analysis.check_split)) {
-        fmt::print(out, "  wrote {}\n", path.string());
-      }
+      for (const auto& path : written) fmt::print(out, "  wrote {}\n", path.string());
       report["series"].push_back(series_json(analysis));
     }
   }

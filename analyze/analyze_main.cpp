@@ -8,7 +8,7 @@
 
 #include "analyze/analyze_command.hpp"
 #include "analyze/triage_command.hpp"
-#include "common/user_error.hpp"
+#include "common/cli_errors.hpp"
 
 int main(int argc, char** argv) {
   using namespace shapescope::analyze;
@@ -70,15 +70,17 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     request.analysis.rule = parse_anomaly_rule(rule);
+    check_before_work(request, triage);
     // --stability alone needs no other profile: its runs are the input.
     const bool stability_only = request.inputs.empty() && request.compare.empty() && !triage.stability.empty();
     int code = stability_only ? 0 : run_analyze(request, std::cout);
     if (code == 0 && triage.any(request)) code = run_triage(request, triage, std::cout);
     return code;
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
-  } catch (const shapescope::UserError& error) {
-    std::fprintf(stderr, "analyze: %s\n", error.what());
-    return 1;
+    if (error.get_exit_code() == 0) return app.exit(error);  // --help
+    std::fprintf(stderr, "analyze: %s (see analyze --help)\n", shapescope::one_line(error.what()).c_str());
+    return shapescope::kExitUserError;
+  } catch (const std::exception& error) {
+    return shapescope::report_failure("analyze", error);
   }
 }

@@ -52,6 +52,15 @@ void write_text(const std::string& path, const std::string& text, std::ostream& 
 
 }  // namespace
 
+void check_before_work(const AnalyzeRequest& request, const TriageRequest& triage) {
+  check_numeric_options(request);
+  for (const auto& [path, option] : {std::pair{request.json_path, "--json"}, std::pair{triage.plot_path, "--plot"},
+                                     std::pair{triage.report_path, "--report"},
+                                     std::pair{triage.dispatch_path, "--dispatch"}}) {
+    if (!path.empty()) ensure_writable_file(path, option);
+  }
+}
+
 bool TriageRequest::any(const AnalyzeRequest& request) const {
   return (explain_top > 0 && !request.inputs.empty()) || !stability.empty() || !plot_path.empty() ||
          !report_path.empty() || !dispatch_path.empty();

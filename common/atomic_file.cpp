@@ -123,9 +123,10 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   sync_directory(path.parent_path());
 }
 
-void ensure_writable_directory(const std::filesystem::path& directory) {
+void ensure_writable_directory(const std::filesystem::path& directory, std::string_view option) {
   const auto refuse = [&](const std::string& reason) {
-    throw UserError(fmt::format("cannot write to {}: {}; pass --out <a writable folder>", directory.string(), reason));
+    throw UserError(fmt::format("cannot write to {}: {}; pass {} <a writable folder>", directory.string(), reason,
+                                option));
   };
   std::error_code error;
   std::filesystem::create_directories(directory, error);
@@ -137,6 +138,18 @@ void ensure_writable_directory(const std::filesystem::path& directory) {
   if (fd < 0) refuse(std::strerror(errno));
   ::close(fd);
   std::filesystem::remove(probe, error);
+}
+
+void ensure_writable_file(const std::filesystem::path& path, std::string_view option) {
+  const std::filesystem::path probe = sibling_temp_path(path, "probe");
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    throw UserError(fmt::format("cannot write {}: {}; pass {} <a path in a writable folder>", path.string(),
+                                std::strerror(errno), option));
+  }
+  ::close(fd);
+  std::error_code ignored;
+  std::filesystem::remove(probe, ignored);
 }
 
 }  // namespace shapescope

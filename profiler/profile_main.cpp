@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fmt/format.h>
 
+#include "common/cli_errors.hpp"
 #include "common/interrupt.hpp"
 #include "common/user_error.hpp"
 #include "profiler/summary_table.hpp"
@@ -13,7 +14,6 @@
 
 namespace {
 
-constexpr int kExitUserError = 2;
 constexpr int kExitInterrupted = 130;
 
 std::string joined_command_line(int argc, char** argv) {
@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error);  // --help
-    fmt::print(stderr, "profile: {} (see profile --help)\n", error.what());
+    fmt::print(stderr, "profile: {} (see profile --help)\n", one_line(error.what()));
     return kExitUserError;
   }
 
@@ -125,11 +125,7 @@ int main(int argc, char** argv) {
       return kExitInterrupted;
     }
     return 0;
-  } catch (const UserError& error) {
-    fmt::print(stderr, "profile: {}\n", error.what());
-    return kExitUserError;
   } catch (const std::exception& error) {
-    fmt::print(stderr, "profile: internal error: {}\n", error.what());
-    return 1;
+    return report_failure("profile", error);
   }
 }

@@ -154,6 +154,28 @@ TEST_F(ProfileCli, NumericOptionsMustBeFiniteAndInRange) {
   EXPECT_FALSE(fs::exists(fs::temp_directory_path() / "shapescope_numeric_options")) << "refused before any work";
 }
 
+TEST_F(ProfileCli, PathsFoldersAndOddFieldsAreOneLineUserErrors) {
+  const fs::path base = fs::temp_directory_path() / ("shapescope_paths_" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  const std::string sweep = "--model qwen3_4b --module o_proj --tp 8 --backend cpu --kernel cpu_bf16 --m-list 1 "
+                            "--peak-tflops 1 --out ";
+  // A folder that can be created, but the CSV's path in it passes PATH_MAX (4096).
+  fs::path deep = base;
+  for (int level = 0; level < 20; ++level) deep /= std::string(201, 'd');
+  ASSERT_LT(deep.string().size(), 4095u);
+  ASSERT_GT(deep.string().size() + 45, 4095u);
+  fs::create_directories(deep);
+  expect_user_error(sweep + deep.string(), {"File name too long"});
+  // A folder where the CSV goes.
+  fs::create_directories(base / "qwen3_4b_o_proj_tp8_N2560_K512_cpu_bf16.csv");
+  expect_user_error(sweep + base.string(), {"a folder where the profile CSV goes"});
+  // A config field holding a newline is echoed escaped, on the one line.
+  const fs::path config = base / "config.json";
+  std::ofstream(config) << R"({"model_type": "not\nllama"})";
+  expect_user_error("--hf-config " + config.string() + " --model x --backend cpu", {"'not\\nllama'"});
+  fs::remove_all(base);
+}
+
 TEST_F(ProfileCli, ListKernelsShowsFormatsAndConfigs) {
   const Outcome outcome = run_profile("--list-kernels");
   EXPECT_EQ(outcome.exit_code, 0);
