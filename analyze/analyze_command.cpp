@@ -10,6 +10,7 @@
 #include "analyze/study_outputs.hpp"
 #include "analyze/terminal_summary.hpp"
 #include "common/atomic_file.hpp"
+#include "common/json_text.hpp"
 #include "common/option_checks.hpp"
 #include "common/user_error.hpp"
 
@@ -68,7 +69,7 @@ int run_analyze(const AnalyzeRequest& request, std::ostream& out) {
   }
 
   if (!request.json_path.empty()) {
-    write_file_atomically(request.json_path, report.dump(2) + "\n");
+    write_file_atomically(request.json_path, json_text(report, 2));
     fmt::print(out, "wrote {}\n", request.json_path);
   }
   return 0;

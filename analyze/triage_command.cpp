@@ -14,6 +14,7 @@
 #include "analyze/report_markdown.hpp"
 #include "analyze/stability.hpp"
 #include "common/atomic_file.hpp"
+#include "common/json_text.hpp"
 #include "common/user_error.hpp"
 
 namespace shapescope::analyze {
@@ -123,7 +124,7 @@ int run_triage(const AnalyzeRequest& request, const TriageRequest& triage, std::
     std::vector<const Series*> pointers;
     for (const Series& series : all_series) pointers.push_back(&series);
     const std::vector<DispatchTable> tables = build_dispatch_tables(pointers, request.analysis.split);
-    write_text(triage.dispatch_path, dispatch_json(tables, request.analysis.split).dump(1) + "\n", out);
+    write_text(triage.dispatch_path, json_text(dispatch_json(tables, request.analysis.split), 1), out);
   }
 
   if (!triage.report_path.empty()) {

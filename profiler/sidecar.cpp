@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.hpp"
+#include "common/json_text.hpp"
 #include "common/user_error.hpp"
 #include "kernels/cpu/cpu_system.hpp"
 #include "profiler/build_commit.hpp"
@@ -68,7 +69,7 @@ std::filesystem::path sidecar_path(const std::filesystem::path& csv_path) {
 }
 
 void write_sidecar(const std::filesystem::path& csv_path, const SidecarContent& content) {
-  write_file_atomically(sidecar_path(csv_path), sidecar_json(content).dump(2) + "\n");
+  write_file_atomically(sidecar_path(csv_path), json_text(sidecar_json(content), 2));
 }
 
 std::optional<nlohmann::json> read_sidecar(const std::filesystem::path& csv_path) {

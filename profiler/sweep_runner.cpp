@@ -9,6 +9,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/interrupt.hpp"
+#include "common/json_text.hpp"
 #include "kernels/synthetic_operands.hpp"
 #include "profiler/measurement_fingerprint.hpp"
 #include "profiler/profile_writer.hpp"
@@ -52,7 +53,7 @@ void mark_sidecar_complete(const std::filesystem::path& csv) {
   nlohmann::json& interrupted = (*sidecar)["sweep"]["interrupted"];
   if (interrupted == false) return;
   interrupted = false;
-  write_file_atomically(sidecar_path(csv), sidecar->dump(2) + "\n");
+  write_file_atomically(sidecar_path(csv), json_text(*sidecar, 2));
 }
 
 std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(1ull << 30)); }

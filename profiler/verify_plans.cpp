@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.hpp"
+#include "common/json_text.hpp"
 #include "common/user_error.hpp"
 #include "kernels/synthetic_operands.hpp"
 #if SHAPESCOPE_HAVE_CUDA
@@ -205,7 +206,7 @@ analyze::VerifyResults verify_plans(kernels::Device& device, const VerifyRequest
       skip(refused.what());
     }
   }
-  write_file_atomically(out_path, out.dump(2) + "\n");
+  write_file_atomically(out_path, json_text(out, 2));
   return results;
 }
 
