@@ -152,10 +152,8 @@ std::vector<std::string> seeds() {
       "gfx942,304,16,512,7168,ck,1,0,10.0,k,10.0,1,0\ngfx942,304,32,512,7168,ck,1,0,30.0,k,6.0,1,0\n"
       "gfx950,256,16,512,7168,ck,1,0,8.0,k_96x128E,12.0,1,0\n",
       shapescope_seed()};
-  if (std::filesystem::is_directory(testing::shared_data())) {
-    texts.push_back(head_of(testing::fairyspeed(testing::kRtx4090Torch251), 6000));
-    texts.push_back(head_of(testing::shared_data() / "aiter" / "a8w8_blockscale_tuned_gemm_ds_v3.csv", 6000));
-  }
+  texts.push_back(head_of(testing::fairyspeed(testing::kRtx4090Torch251), 6000));
+  texts.push_back(head_of(testing::data() / "aiter" / "a8w8_blockscale_tuned_gemm_ds_v3.csv", 6000));
   return texts;
 }
 

@@ -26,7 +26,6 @@ std::string error_of(const std::filesystem::path& file, const ReadOptions& optio
 }
 
 TEST(Readers, StudyProfileCarriesShapeDeviceAndDtypeFromItsName) {
-  SKIP_WITHOUT_SHARED_DATA();
   const std::vector<Series> all = read_series_file(testing::fairyspeed(testing::kRtx4090Torch251).string(), {});
   ASSERT_EQ(all.size(), 1u);
   const Series& series = all[0];
@@ -44,7 +43,6 @@ TEST(Readers, StudyProfileCarriesShapeDeviceAndDtypeFromItsName) {
 }
 
 TEST(Readers, MarlinProfileWithoutKernelNameReads) {
-  SKIP_WITHOUT_SHARED_DATA();
   const auto all = read_series_file(
       testing::fairyspeed("Marlin_NVIDIA_A800_80GB_PCIe_vllm_0.6.5_K4096_N28672_dtype_gptq_int8.csv").string(), {});
   EXPECT_EQ(all[0].points.size(), 2053u);
@@ -53,8 +51,7 @@ TEST(Readers, MarlinProfileWithoutKernelNameReads) {
 }
 
 TEST(Readers, AiterTableSplitsIntoOneSeriesPerDeviceAndShape) {
-  SKIP_WITHOUT_SHARED_DATA();
-  const std::filesystem::path file = testing::shared_data() / "aiter" / "a8w8_blockscale_tuned_gemm_ds_v3.csv";
+  const std::filesystem::path file = testing::data() / "aiter" / "a8w8_blockscale_tuned_gemm_ds_v3.csv";
   const csv::Table table = csv::read_file(file);
   std::set<std::tuple<std::string, std::string, std::string, std::string>> keys;
   std::set<std::tuple<std::string, std::string, std::string, std::string, std::string>> points;

@@ -11,7 +11,7 @@
 namespace shapescope::analyze {
 namespace {
 
-using triage_testing::shared_file;
+using triage_testing::data_file;
 
 TEST(Explain, ParsesTilesFromVendorKernelNames) {
   EXPECT_EQ(tile_from_kernel_name("ampere_fp16_s1688gemm_fp16_128x64_ldg8_f2f_nn"), (TileShape{128, 64}));
@@ -99,8 +99,7 @@ TEST(Explain, UnsupportedAnomalySaysSo) {
 }
 
 TEST(Explain, Rtx4090CliffAt2180IsAKernelSwitch) {
-  const auto path = shared_file(triage_testing::kRtx4090Torch251);
-  SKIP_WITHOUT(path);
+  const auto path = data_file(triage_testing::kRtx4090Torch251);
   const Series series = read_series_file(path.string(), {}).at(0);
   const std::vector<Anomaly> anomalies = noise_aware_anomalies(series, {});
   const auto at_2180 = std::find_if(anomalies.begin(), anomalies.end(), [](const Anomaly& a) { return a.m == 2180; });
@@ -115,8 +114,7 @@ TEST(Explain, Rtx4090CliffAt2180IsAKernelSwitch) {
 TEST(Explain, StudyProfilesMostAnomaliesHaveACause) {
   // The study's profiles record the kernel the library picked; its anomalies
   // mostly sit where that choice changed or a wave boundary passed.
-  const auto path = shared_file(triage_testing::kRtx4090Torch251);
-  SKIP_WITHOUT(path);
+  const auto path = data_file(triage_testing::kRtx4090Torch251);
   const Series series = read_series_file(path.string(), {}).at(0);
   const std::vector<Anomaly> anomalies = low_utils_anomalies(series, 0.85);
   std::size_t explained = 0;
