@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   app.add_option("profiles", request.inputs, "profile CSVs: shapescope, the study's, or AITER tuned tables");
   app.add_flag("--check-split-gemm", request.analysis.check_split,
                "search plans for each anomaly: the study's pair, halves, k-way, pad-up");
-  std::string rule = to_string(AnomalyRule::noise_aware);
+  std::string rule = to_string(request.analysis.rule);
   app.add_option("--rule", rule,
                  "anomaly rule: noise-aware (robust local reference, shortfall beyond noise; README "
                  "\"Anomaly rules\") or study (the published low-utils rule, bit-exact)")
