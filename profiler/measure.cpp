@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "profiler/sample_stats.hpp"
+#include "profiler/throttle.hpp"
 
 namespace shapescope::profiler {
 
@@ -16,8 +17,6 @@ namespace {
 // Batched hot samples cover about this much kernel time, so launch gaps vanish in the mean.
 constexpr double kBatchSpanUs = 200.0;
 constexpr int kMaxLaunchesPerBatch = 1000;
-// An SM clock this far below where the point started means the GPU throttled.
-constexpr double kThrottleRatio = 0.97;
 
 }  // namespace
 
@@ -80,7 +79,7 @@ Measurement measure(kernels::Device& device, kernels::PreparedGemm& gemm, const 
   result.ci95_us = summary.ci95;
   result.samples = summary.count;
   if (result.clock_start && result.clock_end && result.clock_start->sm_clock_mhz > 0) {
-    result.throttled = result.clock_end->sm_clock_mhz < kThrottleRatio * result.clock_start->sm_clock_mhz;
+    result.throttled = result.clock_end->sm_clock_mhz < kThrottleClockRatio * result.clock_start->sm_clock_mhz;
   }
   return result;
 }

@@ -16,6 +16,7 @@
 #include "profiler/progress.hpp"
 #include "profiler/repeat_sweep.hpp"
 #include "profiler/resume.hpp"
+#include "profiler/throttle.hpp"
 
 namespace shapescope::profiler {
 
@@ -96,7 +97,8 @@ double measure_point(kernels::Device& device, kernels::GemmSession& session,
                      : fmt::format("rel_err {:.3g} above {:.3g}", check.rel_err, plan.check_threshold);
     } else if (m.throttled) {
       row.status = kStatusThrottled;
-      row.note = "SM clock fell below 97% of its value at the start of the point";
+      row.note = fmt::format("SM clock fell below {:.0f}% of its value at the start of the point",
+                             100 * kThrottleClockRatio);
     }
     return m.timed_us_total / 1e6;
   } catch (const kernels::UnsupportedShape& refused) {  // the library itself refused this M
