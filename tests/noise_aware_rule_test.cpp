@@ -35,14 +35,6 @@ std::size_t index_of(const Series& series, int64_t m) {
   return static_cast<std::size_t>(found - series.points.begin());
 }
 
-TEST(NoiseAwareRule, NormalAndStudentQuantilesMatchTables) {
-  EXPECT_NEAR(upper_normal_quantile(0.025), 1.959964, 1e-5);
-  EXPECT_NEAR(upper_normal_quantile(0.05), 1.644854, 1e-5);
-  EXPECT_NEAR(upper_student_quantile(0.025, 15), 2.131450, 1e-4);
-  EXPECT_NEAR(upper_student_quantile(0.005, 5), 4.032143, 1e-4);
-  EXPECT_THROW(upper_normal_quantile(0.7), UserError);
-}
-
 TEST(NoiseAwareRule, FlatNoisySweepHasNoAnomalies) {
   const Series flat = noisy_series(2000, 0.02, [](std::size_t) { return 0.7; });
   EXPECT_TRUE(noise_aware_anomalies(flat, {}).empty());
