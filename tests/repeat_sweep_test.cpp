@@ -18,14 +18,14 @@ std::vector<int64_t> ms_of_pass(const std::vector<ScheduledPoint>& schedule, int
   return ms;
 }
 
-TEST(CudaRepeatSweep, OnePassKeepsTheGivenOrder) {
+TEST(RepeatSweep, OnePassKeepsTheGivenOrder) {
   const std::vector<int64_t> ms = {1, 2, 4, 8, 16};
   const auto schedule = repeat_schedule(ms, 1, 42);
   EXPECT_EQ(ms_of_pass(schedule, 0), ms);
   EXPECT_EQ(schedule.size(), ms.size());
 }
 
-TEST(CudaRepeatSweep, PassesRunOneAfterAnotherEachAShuffledPermutation) {
+TEST(RepeatSweep, PassesRunOneAfterAnotherEachAShuffledPermutation) {
   std::vector<int64_t> ms;
   for (int64_t m = 16; m <= 512; m += 16) ms.push_back(m);
   const auto schedule = repeat_schedule(ms, 3, 7);
@@ -60,7 +60,7 @@ ProfileRow pass_row(double time_us, double ci95_us, int64_t samples, double cloc
   return row;
 }
 
-TEST(CudaRepeatSweep, CombinedRowKeepsTheMedianAndTheSpreadOverPasses) {
+TEST(RepeatSweep, CombinedRowKeepsTheMedianAndTheSpreadOverPasses) {
   const ProfileRow combined =
       combine_passes({pass_row(10, 0.1, 5, 1980), pass_row(30, 0.2, 7, 1900), pass_row(12, 0.1, 6, 1950)});
   EXPECT_DOUBLE_EQ(combined.kernel_time_us, 12);
@@ -84,12 +84,12 @@ TEST(CudaRepeatSweep, CombinedRowKeepsTheMedianAndTheSpreadOverPasses) {
   EXPECT_EQ(combined.status, kStatusOk);
 }
 
-TEST(CudaRepeatSweep, WithinPassUncertaintyIsNeverHidden) {
+TEST(RepeatSweep, WithinPassUncertaintyIsNeverHidden) {
   const ProfileRow combined = combine_passes({pass_row(10, 3.0, 5, 1980), pass_row(10, 0.1, 5, 1980)});
   EXPECT_DOUBLE_EQ(combined.ci95_us, 3.0);  // identical medians, but one pass was noisy
 }
 
-TEST(CudaRepeatSweep, AFailingOrThrottledPassMarksThePoint) {
+TEST(RepeatSweep, AFailingOrThrottledPassMarksThePoint) {
   ProfileRow failed = pass_row(11, 0.1, 5, 1980);
   failed.status = kStatusNumericalFail;
   failed.note = "rel_err 0.5 above 0.01";
@@ -105,7 +105,7 @@ TEST(CudaRepeatSweep, AFailingOrThrottledPassMarksThePoint) {
   EXPECT_THROW(combine_passes({}), std::invalid_argument);
 }
 
-TEST(CudaRepeatSweep, PointsBelowTheSteadyClockAreFlagged) {
+TEST(RepeatSweep, PointsBelowTheSteadyClockAreFlagged) {
   ProfileRow row = pass_row(10, 0.1, 5, 1980);
   flag_off_steady_clock(row, 1980);
   EXPECT_EQ(row.status, kStatusOk);
@@ -151,7 +151,7 @@ class CountingGemm final : public kernels::PreparedGemm {
   int64_t runs = 0;
 };
 
-TEST(CudaRepeatSweep, WarmUpRunsUntilThreeWindowsAgree) {
+TEST(RepeatSweep, WarmUpRunsUntilThreeWindowsAgree) {
   ScriptedClockDevice device({1980, 1900, 1850, 1800, 1795, 1790, 1700});
   CountingGemm gemm;
   const SteadyClock steady = warm_until_clock_settles(device, gemm, {0.001, 0.01, 10});
@@ -162,7 +162,7 @@ TEST(CudaRepeatSweep, WarmUpRunsUntilThreeWindowsAgree) {
   EXPECT_GT(gemm.runs, 0);
 }
 
-TEST(CudaRepeatSweep, WarmUpGivesUpWithoutAClockOrAfterItsLimit) {
+TEST(RepeatSweep, WarmUpGivesUpWithoutAClockOrAfterItsLimit) {
   ScriptedClockDevice silent({});
   CountingGemm gemm;
   const SteadyClock none = warm_until_clock_settles(silent, gemm, {0.001, 0.01, 10});
