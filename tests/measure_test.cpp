@@ -2,24 +2,19 @@
 // (flushes, timers, batches, clocks) and when it stops.
 #include <gtest/gtest.h>
 
-#include <deque>
-
+#include "fake_device.hpp"
 #include "profiler/measure.hpp"
 
 namespace shapescope::profiler {
 namespace {
 
 using kernels::ClockSample;
+using testing_fakes::DeviceScript;
+using testing_fakes::FakeDevice;
 
-struct Script {
-  std::deque<double> durations_us;  // one per timed run, the last repeats
-  int runs = 0, flushes = 0, batches = 0, batched_launches = 0;
-  std::deque<ClockSample> clocks;
-  double next_duration() {
-    const double d = durations_us.front();
-    if (durations_us.size() > 1) durations_us.pop_front();
-    return d;
-  }
+// Counts the runs of the measured GEMM.
+struct Script : DeviceScript {
+  int runs = 0;
 };
 
 class FakeGemm final : public kernels::PreparedGemm {
@@ -29,44 +24,6 @@ class FakeGemm final : public kernels::PreparedGemm {
   kernels::CheckResult check() override { return {}; }
   std::string launch_name() const override { return "fake"; }
   double min_bytes() const override { return 1; }
-
- private:
-  Script& script_;
-};
-
-class FakeTimer final : public kernels::Timer {
- public:
-  explicit FakeTimer(Script& script) : script_(script) {}
-  void start() override {}
-  void stop() override { elapsed_ = script_.next_duration(); }
-  double elapsed_us() override { return elapsed_; }
-
- private:
-  Script& script_;
-  double elapsed_ = 0;
-};
-
-class FakeDevice final : public kernels::Device {
- public:
-  explicit FakeDevice(Script& script) : script_(script) {}
-  kernels::BackendKind kind() const override { return kernels::BackendKind::cuda; }
-  kernels::DeviceInfo info() const override { return {}; }
-  std::unique_ptr<kernels::Timer> make_timer() override { return std::make_unique<FakeTimer>(script_); }
-  void flush_cache() override { ++script_.flushes; }
-  void synchronize() override {}
-  std::size_t free_memory_bytes() const override { return 0; }
-  std::optional<ClockSample> sample_clock() const override {
-    if (script_.clocks.empty()) return std::nullopt;
-    ClockSample sample = script_.clocks.front();
-    script_.clocks.pop_front();
-    return sample;
-  }
-  double time_batched(kernels::PreparedGemm& gemm, int launches) override {
-    ++script_.batches;
-    script_.batched_launches += launches;
-    for (int i = 0; i < launches; ++i) gemm.run();
-    return launches * script_.next_duration();
-  }
 
  private:
   Script& script_;
@@ -97,6 +54,7 @@ TEST(Measure, ColdSteadyKernelConvergesAtMinSamplesWithAFlushBeforeEach) {
 
 TEST(Measure, NoisyKernelStopsAtMaxSamplesUnconverged) {
   Script script;
+  script.durations_us.clear();
   for (int i = 0; i < 100; ++i) script.durations_us.push_back(i % 2 ? 100.0 : 300.0);
   MeasureOptions options;
   options.max_samples = 40;

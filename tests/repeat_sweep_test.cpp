@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "fake_device.hpp"
 #include "profiler/repeat_sweep.hpp"
 
 namespace shapescope::profiler {
@@ -119,28 +120,13 @@ TEST(RepeatSweep, PointsBelowTheSteadyClockAreFlagged) {
   EXPECT_EQ(failed.status, kStatusError);  // a failure stays a failure
 }
 
-// A device whose clock reads from a script, one reading per sample_clock().
-class ScriptedClockDevice final : public kernels::Device {
- public:
-  explicit ScriptedClockDevice(std::vector<double> clocks) : clocks_(std::move(clocks)) {}
-  kernels::BackendKind kind() const override { return kernels::BackendKind::cpu; }
-  kernels::DeviceInfo info() const override { return {}; }
-  std::unique_ptr<kernels::Timer> make_timer() override { return nullptr; }
-  void flush_cache() override {}
-  void synchronize() override {}
-  std::size_t free_memory_bytes() const override { return 0; }
-  std::optional<kernels::ClockSample> sample_clock() const override {
-    if (clocks_.empty()) return std::nullopt;
-    const double clock = clocks_[std::min(next_++, clocks_.size() - 1)];
-    return kernels::ClockSample{clock, 60, 500};
-  }
-  double time_batched(kernels::PreparedGemm&, int) override { return 0; }
-  std::size_t readings() const { return next_; }
-
- private:
-  std::vector<double> clocks_;
-  mutable std::size_t next_ = 0;
-};
+// A CPU-kind fake whose SM clock reads `clocks`, one reading per sample_clock() (the last repeats).
+testing_fakes::DeviceScript clock_script(const std::vector<double>& clocks) {
+  testing_fakes::DeviceScript script;
+  script.kind = kernels::BackendKind::cpu;
+  for (const double clock : clocks) script.clocks.push_back({clock, 60, 500});
+  return script;
+}
 
 class CountingGemm final : public kernels::PreparedGemm {
  public:
@@ -152,18 +138,20 @@ class CountingGemm final : public kernels::PreparedGemm {
 };
 
 TEST(RepeatSweep, WarmUpRunsUntilThreeWindowsAgree) {
-  ScriptedClockDevice device({1980, 1900, 1850, 1800, 1795, 1790, 1700});
+  testing_fakes::DeviceScript script = clock_script({1980, 1900, 1850, 1800, 1795, 1790, 1700});
+  testing_fakes::FakeDevice device(script);
   CountingGemm gemm;
   const SteadyClock steady = warm_until_clock_settles(device, gemm, {0.001, 0.01, 10});
   EXPECT_TRUE(steady.reached);
-  EXPECT_EQ(device.readings(), 6u);  // 1800, 1795, 1790 are within 1%
+  EXPECT_EQ(script.clock_readings, 6u);  // 1800, 1795, 1790 are within 1%
   ASSERT_TRUE(steady.settled.has_value());
   EXPECT_DOUBLE_EQ(steady.settled->sm_clock_mhz, 1790);
   EXPECT_GT(gemm.runs, 0);
 }
 
 TEST(RepeatSweep, WarmUpGivesUpWithoutAClockOrAfterItsLimit) {
-  ScriptedClockDevice silent({});
+  testing_fakes::DeviceScript no_clock = clock_script({});
+  testing_fakes::FakeDevice silent(no_clock);
   CountingGemm gemm;
   const SteadyClock none = warm_until_clock_settles(silent, gemm, {0.001, 0.01, 10});
   EXPECT_FALSE(none.reached);
@@ -171,7 +159,8 @@ TEST(RepeatSweep, WarmUpGivesUpWithoutAClockOrAfterItsLimit) {
 
   std::vector<double> oscillating;
   for (int i = 0; i < 100000; ++i) oscillating.push_back(i % 2 ? 1500 : 2000);
-  ScriptedClockDevice drifting(oscillating);
+  testing_fakes::DeviceScript drift = clock_script(oscillating);
+  testing_fakes::FakeDevice drifting(drift);
   const SteadyClock gave_up = warm_until_clock_settles(drifting, gemm, {0.001, 0.01, 0.05});
   EXPECT_FALSE(gave_up.reached);
   EXPECT_GE(gave_up.seconds, 0.05);

@@ -16,6 +16,7 @@
 #include "common/file_lock.hpp"
 #include "common/interrupt.hpp"
 #include "common/user_error.hpp"
+#include "fake_device.hpp"
 #include "profiler/profile_csv.hpp"
 #include "profiler/resume.hpp"
 #include "profiler/sweep_runner.hpp"
@@ -67,30 +68,6 @@ class FakeSession final : public kernels::GemmSession {
   std::function<void()> on_prepare_;
 };
 
-class FixedTimer final : public kernels::Timer {
- public:
-  void start() override {}
-  void stop() override {}
-  double elapsed_us() override { return kFakeRunUs; }
-};
-
-class FakeDevice final : public kernels::Device {
- public:
-  kernels::BackendKind kind() const override { return kernels::BackendKind::cuda; }
-  kernels::DeviceInfo info() const override {
-    kernels::DeviceInfo info;
-    info.name = "Fake GPU";
-    info.backend = "cuda";
-    return info;
-  }
-  std::unique_ptr<kernels::Timer> make_timer() override { return std::make_unique<FixedTimer>(); }
-  void flush_cache() override {}
-  void synchronize() override {}
-  std::size_t free_memory_bytes() const override { return kFakeFreeBytes; }
-  std::optional<kernels::ClockSample> sample_clock() const override { return std::nullopt; }
-  double time_batched(kernels::PreparedGemm&, int launches) override { return launches * kFakeRunUs; }
-};
-
 const char* kFakeKernel = "test_fake_sweep_kernel";
 
 class SweepRunnerTest : public ::testing::Test {
@@ -135,7 +112,13 @@ class SweepRunnerTest : public ::testing::Test {
 
   fs::path out;
   SweepPlan plan;
-  FakeDevice device;
+  testing_fakes::DeviceScript script = [] {
+    testing_fakes::DeviceScript fake;
+    fake.durations_us = {kFakeRunUs};
+    fake.free_bytes = kFakeFreeBytes;
+    return fake;
+  }();
+  testing_fakes::FakeDevice device{script};
 };
 
 TEST_F(SweepRunnerTest, AShapeTheKernelRefusesIsUnsupportedEvenWhenItsSessionCannotOpen) {
