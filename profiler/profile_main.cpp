@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
       if (!device) throw UserError("--verify-plans needs a GPU: " + kernels::cuda_unavailable_reason());
       verify.measure = request.measure;
       verify.seed = request.seed;
-      const analyze::VerifyResults results = profiler::verify_plans(*device, verify);
+      const VerifyResults results = profiler::verify_plans(*device, verify);
       fmt::print("verify-plans: {} plans on {}: {} confirmed, {} weaker, {} refuted -> {}\n", results.plans.size(),
                  results.device, results.count("confirmed"), results.count("weaker"), results.count("refuted"),
                  results.source);

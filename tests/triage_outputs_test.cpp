@@ -12,7 +12,7 @@
 #include "analyze/plot_svg.hpp"
 #include "analyze/report_html.hpp"
 #include "analyze/report_markdown.hpp"
-#include "analyze/verify_results.hpp"
+#include "common/verify_results.hpp"
 #include "common/user_error.hpp"
 #include "triage_test_support.hpp"
 
