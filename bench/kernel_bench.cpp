@@ -223,7 +223,8 @@ void print_bands(const std::vector<Point>& points, const std::vector<ShapeCase>&
             if (po && pb) ratios.push_back(pb->median_us / po->median_us);
           }
           any = any || !ratios.empty();
-          line += fmt::format(" {:>22}", cell(ratios.empty() ? NAN : geometric_mean(ratios), "{:.2f}") + fmt::format(" (n={})", ratios.size()));
+          const double speedup = ratios.empty() ? NAN : geometric_mean(ratios);
+          line += fmt::format(" {:>22}", cell(speedup, "{:.2f}") + fmt::format(" (n={})", ratios.size()));
         }
       std::vector<double> fractions;
       for (const int64_t m : ms) {

@@ -34,7 +34,10 @@ Value field(const json& object, const char* key, Value fallback) {
 }  // namespace
 
 json plan_record_json(const PlanRecord& plan) {
-  return {{"kind", plan.kind}, {"parts", plan.parts}, {"predicted_us", plan.predicted_us}, {"gain_pct", 100 * plan.gain}};
+  return {{"kind", plan.kind},
+          {"parts", plan.parts},
+          {"predicted_us", plan.predicted_us},
+          {"gain_pct", 100 * plan.gain}};
 }
 
 PlanRecord plan_record_from_json(const json& object) {

@@ -3,7 +3,8 @@
 // Report layout (times in µs):
 //   {"series": [{"name": …, "kernel": …, "n": …, "k": …, "batch_count": …,
 //                "anomalies": [{"m": …, "time_us": …,
-//                               "best_plan": {"kind": …, "parts": [m1, m2, …], "predicted_us": …, "gain_pct": …}}]}]}
+//                               "best_plan": {"kind": …, "parts": [m1, m2, …],
+//                                             "predicted_us": …, "gain_pct": …}}]}]}
 // ("best_plan" is null when no plan beat the bar).
 #pragma once
 

@@ -32,7 +32,9 @@ std::string fingerprint_difference(const nlohmann::json& recorded, const Measure
     const auto found = recorded.find(field.name);
     const std::string before = found == recorded.end() ? "(none)" : found->is_string() ? found->get<std::string>()
                                                                                      : found->dump();
-    if (before != field.value) return fmt::format("{}: {} in the file, {} in this run", field.name, before, field.value);
+    if (before != field.value) {
+      return fmt::format("{}: {} in the file, {} in this run", field.name, before, field.value);
+    }
   }
   for (const auto& [name, value] : recorded.items()) {
     bool known = false;

@@ -179,7 +179,9 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       std::string open_error;
       try {
         // Setup can take seconds (the CPU's peak, weights): an interrupt during it skips the rest.
-        if (!interrupt_requested()) session = kernel.open(device, {problem.n, problem.k, problem.batch_count}, plan.seed);
+        if (!interrupt_requested()) {
+          session = kernel.open(device, {problem.n, problem.k, problem.batch_count}, plan.seed);
+        }
       } catch (const std::exception& error) {
         open_error = error.what();
       }

@@ -81,8 +81,8 @@ TEST_F(AnalyzeCli, EveryUserErrorIsOneLineAndExit2) {
   expect_user_error(run_analyze(dir_, profile.string() + " --out-dir " + (dir_.path() / "out").string() + " --plot " +
                                           (dir_.path() / std::string(300, 'b')).string() + ".svg"),
                     "File name too long");
-  expect_user_error(run_analyze(dir_, profile.string() + " --out-dir " + (dir_.path() / std::string(300, 'o')).string()),
-                    "File name too long");
+  const std::string long_out_dir = (dir_.path() / std::string(300, 'o')).string();
+  expect_user_error(run_analyze(dir_, profile.string() + " --out-dir " + long_out_dir), "File name too long");
   EXPECT_EQ(run_analyze(dir_, "--help").exit_code, 0);
 }
 

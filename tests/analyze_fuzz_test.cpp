@@ -145,7 +145,8 @@ std::vector<std::string> seeds() {
   std::vector<std::string> texts = {
       "batch,kernel_time,flops,utils,kernel_name\n1,10,1,0.1,\"a,b\"\n2,9,2,0.2,x\n4,30,1,0.05,y\n8,12,6,0.6,y\n"
       "16,50,3,0.3,z\n",
-      "batch,kernel_time,flops,utils\n1,10,1,0.5\n2,10,2,1e20\n3,1e-300,3,0.5\n4,10,4,-0.5\n9223372036854775807,1,1,1\n",
+      "batch,kernel_time,flops,utils\n1,10,1,0.5\n2,10,2,1e20\n3,1e-300,3,0.5\n4,10,4,-0.5\n"
+      "9223372036854775807,1,1,1\n",
       "pass,batch,kernel_time,flops,utils\n1,16,10,2,0.5\n1,32,10,4,0.6\n1,48,30,2,0.2\n2,16,10,2,0.5\n2,32,10,4,0.6\n"
       "2,48,12,5,0.6\n",
       "gfx,cu_num,M,N,K,libtype,kernelId,splitK,us,kernelName,tflops,bw,errRatio\n"
@@ -193,7 +194,8 @@ TEST(InputFuzz, MutatedAndRandomInputsThroughEveryReaderAndOutput) {
         case 1: text.erase(at, 1 + random() % 4); break;
         case 2: text.insert(at, tokens[random() % tokens.size()]); break;
         case 3: {  // a whole field replaced: extreme but well-formed values reach the analysis
-          const std::size_t begin = text.find_last_of(",\n", at) == std::string::npos ? 0 : text.find_last_of(",\n", at) + 1;
+          const std::size_t separator = text.find_last_of(",\n", at);
+          const std::size_t begin = separator == std::string::npos ? 0 : separator + 1;
           const std::size_t end = std::min(text.find_first_of(",\n", at), text.size());
           if (begin <= end) text.replace(begin, end - begin, tokens[random() % tokens.size()]);
           break;

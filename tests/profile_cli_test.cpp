@@ -85,21 +85,22 @@ TEST_F(ProfileCli, ConfigWhoseSizesOverflowIsRefusedBeforeAllocation) {
   const fs::path config = fs::temp_directory_path() / ("shapescope_big_config_" + std::to_string(::getpid()) + ".json");
   std::ofstream(config) << R"({"model_type": "llama", "hidden_size": 4294967296, "intermediate_size": 4294967296,
                                 "num_attention_heads": 32, "num_key_value_heads": 8})";
+  const fs::path out = fs::temp_directory_path() / ("shapescope_big_out_" + std::to_string(::getpid()));
   expect_user_error("--hf-config " + config.string() + " --model big --backend cpu --m-list 1 --peak-tflops 1 --out " +
-                        (fs::temp_directory_path() / "shapescope_big_out").string(),
+                        out.string(),
                     {"big qkv_proj", "4294967296"});
   fs::remove(config);
-  fs::remove_all(fs::temp_directory_path() / "shapescope_big_out");
+  fs::remove_all(out);
 }
 
 TEST_F(ProfileCli, HugeOrOverflowingSweepsAreRefusedAtOnce) {
-  const std::string base = "--model llama3_8b --module o_proj --backend cpu --peak-tflops 1 --out " +
-                           (fs::temp_directory_path() / "shapescope_huge_sweep").string();
+  const fs::path out = fs::temp_directory_path() / ("shapescope_huge_sweep_" + std::to_string(::getpid()));
+  const std::string base = "--model llama3_8b --module o_proj --backend cpu --peak-tflops 1 --out " + out.string();
   expect_user_error(base + " --m-range 1:1000000000000:1", {"1000000000000 M values", "--allow-large-sweep"});
   expect_user_error(base + " --m-range 1:100000000:1", {"100000000 M values", "--allow-large-sweep"});
   expect_user_error(base + " --m-range 9223372036854775806:9223372036854775807:9223372036854775807",
                     {"M=9223372036854775806"});
-  fs::remove_all(fs::temp_directory_path() / "shapescope_huge_sweep");
+  fs::remove_all(out);
 }
 
 TEST_F(ProfileCli, TwoSweepsIntoOneFileAtOnceKeepEveryRow) {
@@ -142,8 +143,9 @@ TEST_F(ProfileCli, ResumeWithOtherOptionsIsRefusedBeforeAnyWork) {
 }
 
 TEST_F(ProfileCli, NumericOptionsMustBeFiniteAndInRange) {
-  const std::string base = "--model qwen3_4b --module o_proj --tp 8 --backend cpu --kernel cpu_bf16 --m-list 1 --out " +
-                           (fs::temp_directory_path() / "shapescope_numeric_options").string();
+  const fs::path out = fs::temp_directory_path() / ("shapescope_numeric_options_" + std::to_string(::getpid()));
+  const std::string base =
+      "--model qwen3_4b --module o_proj --tp 8 --backend cpu --kernel cpu_bf16 --m-list 1 --out " + out.string();
   expect_user_error(base + " --max-seconds-per-point nan", {"--max-seconds-per-point nan", "from 0 to 3600"});
   expect_user_error(base + " --target-rel-stderr nan", {"--target-rel-stderr nan"});
   expect_user_error(base + " --target-rel-stderr inf", {"--target-rel-stderr inf"});
@@ -151,7 +153,7 @@ TEST_F(ProfileCli, NumericOptionsMustBeFiniteAndInRange) {
   expect_user_error(base + " --seed -1", {"--seed -1", "18446744073709551615"});
   expect_user_error(base + " --peak-tflops nan", {"--peak-tflops nan"});
   expect_user_error(base + " --repeat 0", {"--repeat 0"});
-  EXPECT_FALSE(fs::exists(fs::temp_directory_path() / "shapescope_numeric_options")) << "refused before any work";
+  EXPECT_FALSE(fs::exists(out)) << "refused before any work";
 }
 
 TEST_F(ProfileCli, PathsFoldersAndOddFieldsAreOneLineUserErrors) {

@@ -68,7 +68,8 @@ TEST_F(TriageCli, WritesPlotReportsAndDispatchWithTheNoiseAwareRule) {
 }
 
 TEST_F(TriageCli, AbsurdMfuOrNearZeroTimeEndsWithTheRowsExcluded) {
-  // Before the bound, the plot's grid stepped 0.1 up to MFU 1e20 and never ended: `timeout` turns a hang into a failure.
+  // Before the bound, the plot's grid stepped 0.1 up to MFU 1e20 and never ended: `timeout` turns a hang into a
+  // failure.
   std::ofstream(path("absurd.csv")) << "batch,kernel_time,flops,utils\n1,10,1,0.5\n2,10,2,1e20\n3,1e-300,3,0.5\n"
                                        "4,10,4,0.52\n8,30,2,0.2\n";
   const auto [code, output] = run("timeout 20 " + binary_.string() + " " + path("absurd.csv") + " --rule study " +
