@@ -14,8 +14,6 @@
 
 namespace shapescope::profiler {
 
-std::string git_commit() { return kBuildCommit; }
-
 std::string utc_now_iso8601() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
 }
@@ -37,7 +35,7 @@ nlohmann::json sidecar_json(const SidecarContent& c) {
   }
   return {
       {"shapescope_version", SHAPESCOPE_VERSION},
-      {"git_commit", git_commit()},
+      {"git_commit", kBuildCommit},  // the build's commit (profiler/build_commit.hpp)
       {"date_utc", utc_now_iso8601()},
       {"command_line", c.command_line},
       {"device", device},

@@ -43,8 +43,6 @@ void write_sidecar(const std::filesystem::path& csv_path, const SidecarContent& 
 // The sidecar beside `csv_path` as JSON; nullopt when there is none. Throws UserError when it is not JSON.
 std::optional<nlohmann::json> read_sidecar(const std::filesystem::path& csv_path);
 
-// The commit the binaries were built from (profiler/build_commit.hpp), "unknown" outside a checkout.
-std::string git_commit();
 std::string utc_now_iso8601();
 
 }  // namespace shapescope::profiler
