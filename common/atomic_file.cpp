@@ -19,7 +19,9 @@ namespace shapescope {
 
 namespace {
 
+// What a sibling temporary is for: the write's temporary, or a probe of whether a folder or path is writable.
 constexpr const char* kTempPurpose = "tmp";
+constexpr const char* kProbePurpose = "probe";
 
 // Unique within the process (the counter) and across processes (the pid), so
 // concurrent writers never share a temporary.
@@ -66,15 +68,18 @@ void sync_directory(const std::filesystem::path& directory) {
   ::close(fd);
 }
 
-// The writer's pid when `name` is "<anything>.tmp.<pid>.<counter>", else 0.
+// The writer's pid when `name` is "<anything>.tmp.<pid>.<counter>" (or .probe.), else 0.
 pid_t temp_writer(std::string_view name) {
   const std::size_t counter_dot = name.rfind('.');
   if (counter_dot == std::string_view::npos || counter_dot == 0) return 0;
   const std::size_t pid_dot = name.rfind('.', counter_dot - 1);
   if (pid_dot == std::string_view::npos) return 0;
   const std::string_view purpose_end = name.substr(0, pid_dot);
-  const std::string suffix = std::string(".") + kTempPurpose;
-  if (purpose_end.size() <= suffix.size() || purpose_end.substr(purpose_end.size() - suffix.size()) != suffix) return 0;
+  const auto ends_with = [&](const char* purpose) {
+    const std::string suffix = std::string(".") + purpose;
+    return purpose_end.size() > suffix.size() && purpose_end.substr(purpose_end.size() - suffix.size()) == suffix;
+  };
+  if (!ends_with(kTempPurpose) && !ends_with(kProbePurpose)) return 0;
   const auto whole_number = [](std::string_view text, long& value) {
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     return !text.empty() && error == std::errc() && end == text.data() + text.size();
@@ -133,7 +138,7 @@ void ensure_writable_directory(const std::filesystem::path& directory, std::stri
   if (error) refuse(error.message());
   if (!std::filesystem::is_directory(directory, error)) refuse("not a folder");
   // Permission bits do not tell the whole story (read-only mounts, root, ACLs): try it.
-  const std::filesystem::path probe = sibling_temp_path(directory / ".shapescope-write-probe", "probe");
+  const std::filesystem::path probe = sibling_temp_path(directory / ".shapescope-write-probe", kProbePurpose);
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) refuse(std::strerror(errno));
   ::close(fd);
@@ -141,7 +146,7 @@ void ensure_writable_directory(const std::filesystem::path& directory, std::stri
 }
 
 void ensure_writable_file(const std::filesystem::path& path, std::string_view option) {
-  const std::filesystem::path probe = sibling_temp_path(path, "probe");
+  const std::filesystem::path probe = sibling_temp_path(path, kProbePurpose);
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
     throw UserError(fmt::format("cannot write {}: {}; pass {} <a path in a writable folder>", path.string(),

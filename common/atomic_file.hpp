@@ -8,8 +8,9 @@
 namespace shapescope {
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
-// Removes the temporaries (`<name>.tmp.<pid>.<n>`) that writers killed before their rename left in
-// `directory`; those of live processes stay. Returns how many it removed.
+// Removes the temporaries (`<name>.tmp.<pid>.<n>`, and the `.probe.` files of the writability checks) that
+// processes killed before they removed or renamed them left in `directory`; those of live processes stay.
+// Returns how many it removed.
 int remove_stale_temporaries(const std::filesystem::path& directory);
 // Throws UserError naming the folder, the reason and `option` (the flag naming it) when it cannot be
 // created or written.

@@ -57,9 +57,11 @@ TEST_F(AtomicFile, StaleTemporariesOfDeadWritersAreRemovedAndLiveOnesKept) {
   const fs::path stale = folder_ / ("p.csv.tmp." + std::to_string(dead) + ".3");
   const fs::path live = folder_ / ("p.csv.tmp." + std::to_string(::getppid()) + ".0");
   const fs::path lookalike = folder_ / ("p.csv.tmpx." + std::to_string(dead) + ".3");
-  for (const fs::path& path : {stale, live, lookalike}) std::ofstream(path) << "x";
-  EXPECT_EQ(remove_stale_temporaries(folder_), 1);
+  const fs::path probe = folder_ / (".shapescope-write-probe.probe." + std::to_string(dead) + ".0");
+  for (const fs::path& path : {stale, live, lookalike, probe}) std::ofstream(path) << "x";
+  EXPECT_EQ(remove_stale_temporaries(folder_), 2);
   EXPECT_FALSE(fs::exists(stale));
+  EXPECT_FALSE(fs::exists(probe));
   EXPECT_TRUE(fs::exists(live));
   EXPECT_TRUE(fs::exists(lookalike));
 }
