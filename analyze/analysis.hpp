@@ -13,7 +13,7 @@
 namespace shapescope::analyze {
 
 struct AnalysisOptions {
-  AnomalyRule rule = AnomalyRule::study;
+  AnomalyRule rule = AnomalyRule::noise_aware;  // the CLI's default too (README "Anomaly rules")
   RuleOptions rule_options;
   bool check_split = false;  // search plans a–d for each anomaly
   SplitOptions split;

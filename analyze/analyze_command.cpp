@@ -10,11 +10,31 @@
 #include "analyze/study_outputs.hpp"
 #include "analyze/terminal_summary.hpp"
 #include "common/atomic_file.hpp"
+#include "common/json_text.hpp"
+#include "common/option_checks.hpp"
 #include "common/user_error.hpp"
 
 namespace shapescope::analyze {
 
+void check_numeric_options(const AnalyzeRequest& request) {
+  const double utils_ratio = request.analysis.rule_options.utils_ratio;
+  require_number("--utils-ratio", utils_ratio, utils_ratio > 0 && utils_ratio <= 1, "above 0 and at most 1");
+  const SplitOptions& split = request.analysis.split;
+  require_number("--split-ratio", split.split_ratio, split.split_ratio > 0 && split.split_ratio <= 1,
+                 "above 0 and at most 1");
+  if (split.max_parts < 1 || split.max_parts > 16) {
+    throw UserError(fmt::format("--max-parts {}: give 1 to 16 launches", split.max_parts));
+  }
+  require_number("--launch-overhead-us", split.launch_overhead_us,
+                 split.launch_overhead_us >= 0 && split.launch_overhead_us <= 1e6, "from 0 to 1e6 us");
+  const double tie_band = request.compare_options.tie_band;
+  require_number("--tie-band", tie_band, tie_band >= 0 && tie_band <= 1, "from 0 to 1");
+  const double peak = request.read.peak_tflops_override;
+  require_number("--peak-tflops", peak, peak >= 0 && peak <= 1e6, "from 0 (the file's peak) to 1e6 TFLOP/s");
+}
+
 int run_analyze(const AnalyzeRequest& request, std::ostream& out) {
+  check_numeric_options(request);
   if (request.inputs.empty() && request.compare.empty()) {
     throw UserError("no input; pass a profile CSV, or --compare A.csv B.csv");
   }
@@ -30,10 +50,10 @@ int run_analyze(const AnalyzeRequest& request, std::ostream& out) {
   for (const std::string& input : request.inputs) {
     for (const Series& series : read_series_file(input, request.read)) {
       const SeriesAnalysis analysis = analyze_series(series, request.analysis, weights);
+      // Written before the summary is printed: a folder that cannot be written is then the only output.
+      const auto written = write_study_outputs(analysis, request.out_dir, request.analysis.check_split);
       print_series_summary(out, analysis, request.analysis, request.top_n);
-      for (const auto& path : write_study_outputs(analysis, request.out_dir, request.analysis.check_split)) {
-        fmt::print(out, "  wrote {}\n", path.string());
-      }
+      for (const auto& path : written) fmt::print(out, "  wrote {}\n", path.string());
       report["series"].push_back(series_json(analysis));
     }
   }
@@ -49,7 +69,7 @@ int run_analyze(const AnalyzeRequest& request, std::ostream& out) {
   }
 
   if (!request.json_path.empty()) {
-    write_file_atomically(request.json_path, report.dump(2) + "\n");
+    write_file_atomically(request.json_path, json_text(report, 2));
     fmt::print(out, "wrote {}\n", request.json_path);
   }
   return 0;

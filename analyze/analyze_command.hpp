@@ -25,8 +25,11 @@ struct AnalyzeRequest {
   CompareOptions compare_options;
 };
 
+// Throws UserError, one line naming the option and its range, on a NaN, infinite or out-of-range number.
+void check_numeric_options(const AnalyzeRequest& request);
+
 // Runs the request, printing the summary to `out`; returns the exit code.
-// Throws UserError on bad input.
+// Throws UserError on bad input (check_numeric_options included).
 int run_analyze(const AnalyzeRequest& request, std::ostream& out);
 
 }  // namespace shapescope::analyze

@@ -8,7 +8,7 @@
 
 #include "analyze/analyze_command.hpp"
 #include "analyze/triage_command.hpp"
-#include "common/user_error.hpp"
+#include "common/cli_errors.hpp"
 
 int main(int argc, char** argv) {
   using namespace shapescope::analyze;
@@ -17,34 +17,29 @@ int main(int argc, char** argv) {
   app.add_option("profiles", request.inputs, "profile CSVs: shapescope, the study's, or AITER tuned tables");
   app.add_flag("--check-split-gemm", request.analysis.check_split,
                "search plans for each anomaly: the study's pair, halves, k-way, pad-up");
-  std::string rule = to_string(AnomalyRule::noise_aware);
+  std::string rule = to_string(request.analysis.rule);
   app.add_option("--rule", rule,
                  "anomaly rule: noise-aware (robust local reference, shortfall beyond noise; README "
                  "\"Anomaly rules\") or study (the published low-utils rule, bit-exact)")
       ->capture_default_str();
   app.add_option("--utils-ratio", request.analysis.rule_options.utils_ratio,
                  "anomaly when MFU < ratio x the best MFU of smaller M")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->capture_default_str();
   app.add_option("--split-ratio", request.analysis.split.split_ratio,
                  "a plan counts when its predicted time < ratio x the measured time")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->capture_default_str();
   app.add_option("--max-parts", request.analysis.split.max_parts, "most launches in a k-way plan")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 16));
+      ->capture_default_str();
   app.add_option("--launch-overhead-us", request.analysis.split.launch_overhead_us,
                  "added per launch after the first (host gap between back-to-back launches)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->capture_default_str();
   const std::map<std::string, Dedup> dedup_names = {
       {"first", Dedup::first}, {"fastest", Dedup::fastest}, {"median", Dedup::median}};
   app.add_option("--dedup", request.read.dedup, "which row of a repeated M to keep")
       ->transform(CLI::CheckedTransformer(dedup_names))
       ->option_text("first|fastest|median (default fastest)");
   app.add_option("--peak-tflops", request.read.peak_tflops_override,
-                 "peak TFLOP/s for MFU (needed for AITER tables of devices not in the peak table)")
-      ->check(CLI::PositiveNumber);
+                 "peak TFLOP/s for MFU (needed for AITER tables of devices not in the peak table)");
   app.add_option("--m-weights", request.m_weights_path, "CSV m,weight: weight recoverable time by traffic")
       ->check(CLI::ExistingFile);
   app.add_option("--top", request.top_n, "rows in the worst-drop and worst-slowdown lists")->capture_default_str();
@@ -54,8 +49,7 @@ int main(int argc, char** argv) {
                "compare: accept profiles timed in different modes (events, graph, kernel)");
   app.add_option("--tie-band", request.compare_options.tie_band,
                  "compare: |speedup - 1| within this is a tie when rows carry no spread")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->capture_default_str();
   app.add_option("--json", request.json_path, "write the full report as JSON here");
   app.add_option("--out-dir", request.out_dir, "folder for low_utils_<name>.csv and split_gemm_<name>.csv")
       ->capture_default_str();
@@ -78,15 +72,17 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     request.analysis.rule = parse_anomaly_rule(rule);
+    check_before_work(request, triage);
     // --stability alone needs no other profile: its runs are the input.
     const bool stability_only = request.inputs.empty() && request.compare.empty() && !triage.stability.empty();
     int code = stability_only ? 0 : run_analyze(request, std::cout);
     if (code == 0 && triage.any(request)) code = run_triage(request, triage, std::cout);
     return code;
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
-  } catch (const shapescope::UserError& error) {
-    std::fprintf(stderr, "analyze: %s\n", error.what());
-    return 1;
+    if (error.get_exit_code() == 0) return app.exit(error);  // --help
+    std::fprintf(stderr, "analyze: %s (see analyze --help)\n", shapescope::one_line(error.what()).c_str());
+    return shapescope::kExitUserError;
+  } catch (const std::exception& error) {
+    return shapescope::report_failure("analyze", error);
   }
 }

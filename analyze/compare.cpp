@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/statistics.hpp"
 #include "common/user_error.hpp"
 
 namespace shapescope::analyze {
@@ -58,9 +59,10 @@ CompareGroup summarize(const std::string& name, const std::vector<const Compared
   CompareGroup group;
   group.name = name;
   group.points = points.size();
-  double log_sum = 0, slowdown_sum = 0;
+  double slowdown_sum = 0;
+  std::vector<double> speedups;
   for (const ComparedPoint* point : points) {
-    log_sum += std::log(point->speedup);
+    speedups.push_back(point->speedup);
     switch (point->outcome) {
       case Outcome::faster:
         ++group.faster;
@@ -77,7 +79,7 @@ CompareGroup summarize(const std::string& name, const std::vector<const Compared
       }
     }
   }
-  group.geomean_speedup = points.empty() ? 1 : std::exp(log_sum / static_cast<double>(points.size()));
+  group.geomean_speedup = geometric_mean(speedups);
   group.mean_slowdown = group.slower > 0 ? slowdown_sum / static_cast<double>(group.slower) : 0;
   return group;
 }

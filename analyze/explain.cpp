@@ -1,5 +1,6 @@
 #include "analyze/explain.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <regex>
 
@@ -142,7 +143,13 @@ std::optional<TileShape> tile_from_kernel_name(const std::string& kernel_name) {
       const std::string digits = match[1].str();
       for (std::size_t begin = 0; begin <= digits.size();) {
         const std::size_t end = std::min(digits.find('x', begin), digits.size());
-        dims.push_back(std::stoll(digits.substr(begin, end - begin)));
+        int64_t dim = 0;
+        const auto parsed = std::from_chars(digits.data() + begin, digits.data() + end, dim);
+        if (parsed.ec != std::errc()) {  // a digit run beyond int64 is no tile
+          dims.clear();
+          break;
+        }
+        dims.push_back(dim);
         begin = end + 1;
       }
       if (dims.size() == 4) return TileShape{dims[1], dims[2]};                 // CK: block, M, N, K per block

@@ -1,5 +1,7 @@
 #include "analyze/json_report.hpp"
 
+#include "common/plan_report.hpp"
+
 namespace shapescope::analyze {
 
 using nlohmann::json;
@@ -34,10 +36,7 @@ std::string outcome_name(Outcome outcome) {
 }  // namespace
 
 json plan_json(const SplitPlan& plan) {
-  return {{"kind", to_string(plan.kind)},
-          {"parts", plan.parts},
-          {"predicted_us", plan.predicted_us},
-          {"gain_pct", 100 * plan.gain}};
+  return plan_record_json({to_string(plan.kind), plan.parts, plan.predicted_us, plan.gain});
 }
 
 json analysis_options_json(const AnalysisOptions& options) {
@@ -53,7 +52,7 @@ json series_json(const SeriesAnalysis& analysis) {
   const Series& series = *analysis.series;
   json excluded = json::array();
   for (const SeriesPoint& point : series.excluded) {
-    excluded.push_back({{"m", point.m}, {"status", point.status}, {"line", point.line}});
+    excluded.push_back({{"m", point.m}, {"status", point.status}, {"note", point.note}, {"line", point.line}});
   }
   json duplicates = json::array();
   for (const DuplicateM& duplicate : series.duplicates) {

@@ -75,8 +75,4 @@ std::vector<Anomaly> noise_aware_anomalies(const Series& series, const NoiseAwar
 
 std::string to_string(NoiseEvidence evidence);
 
-// One-sided quantiles x with P(X > x) = tail, for 0 < tail < 0.5: normal, and Student's t.
-double upper_normal_quantile(double tail);
-double upper_student_quantile(double tail, double dof);
-
 }  // namespace shapescope::analyze

@@ -32,7 +32,7 @@ struct Frame {
   double y(double mfu) const { return bottom - mfu / mfu_high * (bottom - top); }
 };
 
-// Round tick steps 1, 2, 5 × 10^k giving about `target` intervals.
+// Round tick steps 1, 2, 5 × 10^k giving about `target` intervals of a positive, finite span.
 double nice_step(double span, int target) {
   const double raw = span / target;
   const double power = std::pow(10.0, std::floor(std::log10(raw)));
@@ -40,6 +40,18 @@ double nice_step(double span, int target) {
     if (factor * power >= raw) return factor * power;
   }
   return 10 * power;
+}
+
+// Ticks first, first + step, … up to `high`; never more than kMaxTicks, whatever the values.
+constexpr int kMaxTicks = 40;
+std::vector<double> ticks_from(double first, double step, double high) {
+  std::vector<double> ticks;
+  for (int i = 0; i < kMaxTicks; ++i) {
+    const double value = first + i * step;
+    if (!(value <= high + step * 1e-9)) break;
+    ticks.push_back(value);
+  }
+  return ticks;
 }
 
 std::string format_m(double m) {
@@ -59,8 +71,7 @@ std::vector<double> m_ticks(const Frame& frame) {
     return ticks;
   }
   const double step = nice_step(frame.m_high - frame.m_low, 10);
-  for (double m = std::ceil(frame.m_low / step) * step; m <= frame.m_high + 1e-9; m += step) ticks.push_back(m);
-  return ticks;
+  return ticks_from(std::ceil(frame.m_low / step) * step, step, frame.m_high);
 }
 
 std::string polyline(const std::vector<PlotPoint>& points, const Frame& frame, const std::string& colour,
@@ -148,9 +159,12 @@ std::string render_mfu_svg(const std::vector<PlotSeries>& all, const PlotOptions
   }
   if (!(m_low <= m_high)) throw UserError("--plot: the profiles hold no points to draw");
   if (options.log_m && m_low <= 0) throw UserError("--log-m: M must be positive to use a log scale");
+  if (!std::isfinite(mfu_high)) throw UserError("--plot: an MFU (measured or with a plan) is not finite");
   frame.m_low = m_low;
-  frame.m_high = m_high > m_low ? m_high : m_low + 1;
-  frame.mfu_high = std::max(0.1, std::ceil(mfu_high * 10 - 1e-9) / 10);
+  frame.m_high = m_high > m_low ? m_high : m_low + std::max(1.0, m_low);  // one M: any span shows it
+  // About ten MFU gridlines at a round step, 0.1 for MFU up to 1.
+  const double mfu_step = std::max(0.1, nice_step(std::max(mfu_high, 0.1), 10));
+  frame.mfu_high = std::max(0.1, std::ceil(mfu_high / mfu_step - 1e-9) * mfu_step);
 
   std::string svg = fmt::format(
       R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" font-family="sans-serif" font-size="12">)"
@@ -161,7 +175,7 @@ std::string render_mfu_svg(const std::vector<PlotSeries>& all, const PlotOptions
          "\n";
 
   // Grid, ticks and tick labels.
-  for (double mfu = 0; mfu <= frame.mfu_high + 1e-9; mfu += 0.1) {
+  for (const double mfu : ticks_from(0, mfu_step, frame.mfu_high)) {
     const double y = frame.y(mfu);
     svg += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#e0e0e0"/>)", frame.left, y,
                        frame.right, y) +

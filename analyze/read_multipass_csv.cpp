@@ -40,9 +40,6 @@ std::vector<std::pair<std::string, csv::Table>> split_by_pass(const csv::Table& 
 }  // namespace
 
 std::vector<Series> read_multipass_csv(const std::string& path, const ReadOptions& options) {
-  if (!std::filesystem::is_regular_file(path)) {
-    throw UserError(fmt::format("{}: no such file; check the path", path));
-  }
   const csv::Table table = csv::read_file(path);
   if (table.column(kPassColumn) < 0) {
     throw UserError(fmt::format("{}:1: no '{}' column; a multi-pass profile needs one to tell its passes apart",
@@ -71,7 +68,8 @@ std::vector<Series> read_multipass_csv(const std::string& path, const ReadOption
 }
 
 std::vector<Series> read_series_or_passes(const std::string& path, const ReadOptions& options) {
-  if (std::filesystem::is_regular_file(path) && csv::read_file(path).column(kPassColumn) >= 0) {
+  std::error_code error;  // anything but a readable file: read_series_file says what is wrong with it
+  if (std::filesystem::is_regular_file(path, error) && csv::read_file(path).column(kPassColumn) >= 0) {
     return read_multipass_csv(path, options);
   }
   return read_series_file(path, options);

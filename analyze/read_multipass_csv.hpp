@@ -1,5 +1,5 @@
 // Profiles that hold several passes of one sweep in one file, told apart by a
-// `pass` column (e.g. ../shared/data/h200/study_method_twice_*.csv:
+// `pass` column (e.g. data/h200/study_method_twice_*.csv:
 // pass,batch,kernel_time,flops,utils). Each pass becomes its own Series, read
 // by the format its other columns match, so stability can compare them.
 #pragma once

@@ -1,5 +1,3 @@
-#include <filesystem>
-
 #include <fmt/format.h>
 
 #include "analyze/csv_fields.hpp"
@@ -20,9 +18,6 @@ const std::vector<SeriesFormat>& series_formats() {
 }
 
 std::vector<Series> read_series_file(const std::string& path, const ReadOptions& options) {
-  if (!std::filesystem::is_regular_file(path)) {
-    throw UserError(fmt::format("{}: no such file; check the path", path));
-  }
   const csv::Table table = csv::read_file(path);
   std::string tried;
   for (const SeriesFormat& format : series_formats()) {

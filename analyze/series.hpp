@@ -18,6 +18,7 @@ struct SeriesPoint {
   double ci95_us = 0;      // 0 when the source does not say
   bool throttled = false;
   std::string status = "ok";
+  std::string note;        // why an excluded point was set aside, when the status alone does not say
   std::size_t line = 0;    // source line, for messages
 };
 
@@ -40,7 +41,7 @@ struct Series {
   double peak_tflops = 0;
   std::string timing;        // shapescope's timing mode (events | graph | kernel); "" when the source does not say
   std::vector<SeriesPoint> points;   // status ok (or throttled), sorted by m, unique m
-  std::vector<SeriesPoint> excluded; // failed correctness / errors / skipped: listed, never planned with
+  std::vector<SeriesPoint> excluded; // failed, skipped or implausible: listed, never planned with
   std::vector<DuplicateM> duplicates;
 };
 

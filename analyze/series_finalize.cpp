@@ -13,6 +13,18 @@ namespace {
 
 bool usable(const SeriesPoint& point) { return point.status == kStatusOk || point.status == kStatusThrottled; }
 
+// Why a measured row cannot be real, or "" when it can.
+std::string implausibility(const SeriesPoint& point) {
+  if (!(point.time_us >= kMinPlausibleTimeUs)) {
+    return fmt::format("time {} us below {} us", point.time_us, kMinPlausibleTimeUs);
+  }
+  if (!(point.utils >= 0 && point.utils <= kMaxPlausibleUtils)) {
+    return fmt::format("MFU {} outside 0..{}", point.utils, kMaxPlausibleUtils);
+  }
+  if (!(point.tflops >= 0)) return fmt::format("negative TFLOP/s {}", point.tflops);
+  return "";
+}
+
 // Index into [first, last) of the point kept for one M. "median" keeps a real
 // measured row (the lower median of the times), not an average, so its kernel
 // name and spread stay consistent with its time.
@@ -49,6 +61,12 @@ void finalize_series(Series& series, Dedup dedup) {
                                   row.line, row.m));
     }
     if (row.status == kStatusThrottled) row.throttled = true;
+    if (usable(row)) {
+      if (std::string why = implausibility(row); !why.empty()) {
+        row.status = kStatusImplausible;
+        row.note = std::move(why);
+      }
+    }
     (usable(row) ? series.points : series.excluded).push_back(std::move(row));
   }
   const auto by_m = [](const SeriesPoint& a, const SeriesPoint& b) { return a.m < b.m; };

@@ -45,7 +45,7 @@ std::string split_gemm_csv(const SeriesAnalysis& analysis) {
 
 std::vector<std::filesystem::path> write_study_outputs(const SeriesAnalysis& analysis,
                                                        const std::filesystem::path& out_dir, bool with_split) {
-  ensure_writable_directory(out_dir);
+  ensure_writable_directory(out_dir, "--out-dir");
   std::vector<std::filesystem::path> written;
   written.push_back(out_dir / ("low_utils_" + analysis.series->name + ".csv"));
   write_file_atomically(written.back(), low_utils_csv(analysis));

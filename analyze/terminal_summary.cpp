@@ -27,13 +27,14 @@ void print_series_summary(std::ostream& out, const SeriesAnalysis& analysis, con
   const Series& series = *analysis.series;
   fmt::print(out, "{} [{}{}{}]\n", series.name, series.format, series.device.empty() ? "" : ", " + series.device,
              series.n > 0 ? fmt::format(", N={} K={}", series.n, series.k) : "");
-  fmt::print(out, "  {} points, {} excluded (failed/skipped), {} duplicate M resolved\n", series.points.size(),
-             series.excluded.size(), series.duplicates.size());
+  fmt::print(out, "  {} points, {} excluded (failed/skipped/implausible), {} duplicate M resolved\n",
+             series.points.size(), series.excluded.size(), series.duplicates.size());
   if (!series.excluded.empty()) {
     std::string listed;
     for (std::size_t i = 0; i < series.excluded.size() && i < top_n; ++i) {
       const SeriesPoint& point = series.excluded[i];
-      listed += fmt::format("{}M={} ({}, line {})", i > 0 ? ", " : "", point.m, point.status, point.line);
+      listed += fmt::format("{}M={} ({}{}, line {})", i > 0 ? ", " : "", point.m, point.status,
+                            point.note.empty() ? "" : ": " + point.note, point.line);
     }
     fmt::print(out, "  excluded from plans: {}{}\n", listed, series.excluded.size() > top_n ? ", ..." : "");
   }

@@ -14,6 +14,7 @@
 #include "analyze/report_markdown.hpp"
 #include "analyze/stability.hpp"
 #include "common/atomic_file.hpp"
+#include "common/json_text.hpp"
 #include "common/user_error.hpp"
 
 namespace shapescope::analyze {
@@ -52,12 +53,22 @@ void write_text(const std::string& path, const std::string& text, std::ostream& 
 
 }  // namespace
 
+void check_before_work(const AnalyzeRequest& request, const TriageRequest& triage) {
+  check_numeric_options(request);
+  for (const auto& [path, option] : {std::pair{request.json_path, "--json"}, std::pair{triage.plot_path, "--plot"},
+                                     std::pair{triage.report_path, "--report"},
+                                     std::pair{triage.dispatch_path, "--dispatch"}}) {
+    if (!path.empty()) ensure_writable_file(path, option);
+  }
+}
+
 bool TriageRequest::any(const AnalyzeRequest& request) const {
   return (explain_top > 0 && !request.inputs.empty()) || !stability.empty() || !plot_path.empty() ||
          !report_path.empty() || !dispatch_path.empty();
 }
 
 int run_triage(const AnalyzeRequest& request, const TriageRequest& triage, std::ostream& out) {
+  check_numeric_options(request);
   if (!triage.verify_results_path.empty() && triage.report_path.empty()) {
     throw UserError("--verify-results is shown in the report; add --report out.html (or out.md)");
   }
@@ -113,7 +124,7 @@ int run_triage(const AnalyzeRequest& request, const TriageRequest& triage, std::
     std::vector<const Series*> pointers;
     for (const Series& series : all_series) pointers.push_back(&series);
     const std::vector<DispatchTable> tables = build_dispatch_tables(pointers, request.analysis.split);
-    write_text(triage.dispatch_path, dispatch_json(tables, request.analysis.split).dump(1) + "\n", out);
+    write_text(triage.dispatch_path, json_text(dispatch_json(tables, request.analysis.split), 1), out);
   }
 
   if (!triage.report_path.empty()) {

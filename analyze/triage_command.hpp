@@ -23,6 +23,10 @@ struct TriageRequest {
   bool any(const AnalyzeRequest& request) const;
 };
 
+// Everything about `request` and `triage` that can be checked before any work: numeric options and
+// that every output file (--json, --plot, --report, --dispatch) can be written. Throws UserError.
+void check_before_work(const AnalyzeRequest& request, const TriageRequest& triage);
+
 // Prints the causes of each series' worst anomalies and writes what `triage`
 // asks for. Returns the exit code; throws UserError on bad input.
 int run_triage(const AnalyzeRequest& request, const TriageRequest& triage, std::ostream& out);

@@ -10,7 +10,7 @@
 #include "analyze/compare.hpp"
 #include "analyze/explain.hpp"
 #include "analyze/stability.hpp"
-#include "analyze/verify_results.hpp"
+#include "common/verify_results.hpp"
 
 namespace shapescope::analyze {
 

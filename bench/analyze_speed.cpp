@@ -44,7 +44,7 @@ double study_pair_scan(const Series& series, std::size_t index) {
 
 int main(int argc, char** argv) {
   std::string profile = (std::filesystem::path(__FILE__).parent_path() /
-                         "../../shared/data/fairyspeed/"
+                         "../data/fairyspeed/"
                          "torchgemm_NVIDIA_GeForce_RTX_4090_torch_2.5.1+cu124_K4096_N14336_dtypefloat16.csv")
                             .lexically_normal()
                             .string();
@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
     const Series& series = all.front();
 
     AnalysisOptions options;
+    options.rule = AnomalyRule::study;  // the README's figures are for the study's rule
     options.check_split = true;
     options.split.max_parts = 4;
     SeriesAnalysis analysis;

@@ -24,6 +24,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/csv.hpp"
+#include "common/statistics.hpp"
 #include "common/user_error.hpp"
 #include "common/model_catalog.hpp"
 #include "kernels/kernel.hpp"
@@ -99,13 +100,6 @@ struct Point {
   double median_us = 0, min_bytes = 0, rel_err = 0;
   int samples = 0, operand_sets = 1;
 };
-
-double geometric_mean(const std::vector<double>& values) {
-  if (values.empty()) return NAN;
-  double log_sum = 0;
-  for (double v : values) log_sum += std::log(v);
-  return std::exp(log_sum / double(values.size()));
-}
 
 // Device-to-device copy bandwidth in bytes/µs (bytes read plus bytes written), median of 15 copies of 1 GiB.
 double measured_copy_bandwidth() {
@@ -284,7 +278,8 @@ void print_bands(const std::vector<Point>& points, const std::vector<ShapeCase>&
             if (po && pb) ratios.push_back(pb->median_us / po->median_us);
           }
           any = any || !ratios.empty();
-          line += fmt::format(" {:>22}", cell(geometric_mean(ratios), "{:.2f}") + fmt::format(" (n={})", ratios.size()));
+          const double speedup = ratios.empty() ? NAN : geometric_mean(ratios);
+          line += fmt::format(" {:>22}", cell(speedup, "{:.2f}") + fmt::format(" (n={})", ratios.size()));
         }
       std::vector<double> fractions;
       for (const int64_t m : ms) {

@@ -140,6 +140,18 @@ class Parser {
 Table parse(std::string_view text, std::string_view source) { return Parser(text, source).run(); }
 
 Table read_file(const std::filesystem::path& path) {
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (status.type() == std::filesystem::file_type::not_found) {
+    throw UserError(fmt::format("{}: no such file; check the path", path.string()));
+  }
+  if (error) throw UserError(fmt::format("{}: {}; check the path", path.string(), error.message()));
+  if (status.type() == std::filesystem::file_type::directory) {
+    throw UserError(fmt::format("{}: a folder, not a CSV file; pass the file", path.string()));
+  }
+  if (status.type() != std::filesystem::file_type::regular) {
+    throw UserError(fmt::format("{}: not a regular file (a device or a pipe); pass a CSV file", path.string()));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw UserError(fmt::format("cannot read {}: {}; check the path", path.string(), std::strerror(errno)));

@@ -20,6 +20,7 @@ struct Table {
 // Throws UserError "source:line: what is wrong" on malformed input
 // (unterminated quote, text after a closing quote, row width != header width).
 Table parse(std::string_view text, std::string_view source);
+// Also throws UserError, naming the path, when it is missing, a folder, or no regular file.
 Table read_file(const std::filesystem::path& path);
 
 // Quotes a field only when it needs it (comma, quote, CR/LF, leading/trailing space).

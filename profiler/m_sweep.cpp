@@ -15,8 +15,21 @@ namespace shapescope::profiler {
 
 namespace {
 
+// Values start, start + step, … up to stop; 1 <= start <= stop, so nothing overflows.
+int64_t range_count(int64_t start, int64_t stop, int64_t step) { return (stop - start) / step + 1; }
+
 void append_range(std::vector<int64_t>& values, int64_t start, int64_t stop, int64_t step) {
-  for (int64_t m = start; m <= stop; m += step) values.push_back(m);
+  const int64_t count = range_count(start, stop, step);
+  for (int64_t i = 0; i < count; ++i) values.push_back(start + i * step);
+}
+
+std::string too_many(const std::string& what, int64_t count, int64_t max_points) {
+  if (max_points < kMaxLargeSweepPoints) {
+    return fmt::format("{} is {} M values; a sweep of more than {} needs --allow-large-sweep (or a larger STEP)", what,
+                       count, max_points);
+  }
+  return fmt::format("{} is {} M values, more than any sweep may hold ({}); use a larger STEP", what, count,
+                     max_points);
 }
 
 // A positive integer, or nullopt.
@@ -70,7 +83,7 @@ std::vector<int64_t> m_preset(const std::string& name) {
   return values;
 }
 
-std::vector<int64_t> parse_m_range(const std::string& text) {
+std::vector<int64_t> parse_m_range(const std::string& text, int64_t max_points) {
   const auto parts = split(text, ':');
   std::optional<int64_t> start, stop, step;
   if (parts.size() == 3) {
@@ -82,7 +95,10 @@ std::vector<int64_t> parse_m_range(const std::string& text) {
     throw UserError(fmt::format(
         "--m-range '{}' is not START:STOP:STEP with positive integers and STOP >= START (e.g. 16:4096:16)", text));
   }
+  const int64_t count = range_count(*start, *stop, *step);
+  if (count > max_points) throw UserError(too_many(fmt::format("--m-range '{}'", text), count, max_points));
   std::vector<int64_t> values;
+  values.reserve(std::size_t(count));
   append_range(values, *start, *stop, *step);
   return values;
 }
@@ -101,9 +117,10 @@ std::vector<int64_t> parse_m_list(const std::string& text) {
 }
 
 std::vector<int64_t> resolve_m_sweep(const MSweepSpec& spec) {
+  const int64_t max_points = spec.allow_large ? kMaxLargeSweepPoints : kMaxSweepPoints;
   std::vector<int64_t> values;
   for (const std::string& range : spec.ranges) {
-    const auto part = parse_m_range(range);
+    const auto part = parse_m_range(range, max_points);
     values.insert(values.end(), part.begin(), part.end());
   }
   for (const std::string& list : spec.lists) {
@@ -112,6 +129,9 @@ std::vector<int64_t> resolve_m_sweep(const MSweepSpec& spec) {
   }
   if (spec.ranges.empty() && spec.lists.empty()) values = m_preset(spec.preset);
   sort_unique(values);
+  if (int64_t(values.size()) > max_points) {
+    throw UserError(too_many("the sweep (--m-range and --m-list together)", int64_t(values.size()), max_points));
+  }
   return values;
 }
 

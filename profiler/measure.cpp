@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "profiler/sample_stats.hpp"
+#include "profiler/throttle.hpp"
 
 namespace shapescope::profiler {
 
@@ -22,8 +23,6 @@ constexpr int kMaxLaunchesPerBatch = 1000;
 // A graph replay holds at least this many runs, so the graph launch's own start is
 // shared out (one large GEMM rotates over a single operand set).
 constexpr int kMinRunsPerReplay = 4;
-// An SM clock this far below where the point started means the GPU throttled.
-constexpr double kThrottleRatio = 0.97;
 
 std::vector<kernels::PreparedGemm*> repeated(std::span<kernels::PreparedGemm* const> runs, int count) {
   std::vector<kernels::PreparedGemm*> sequence;
@@ -117,7 +116,7 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
   result.ci95_us = summary.ci95;
   result.samples = summary.count;
   if (result.clock_start && result.clock_end && result.clock_start->sm_clock_mhz > 0) {
-    result.throttled = result.clock_end->sm_clock_mhz < kThrottleRatio * result.clock_start->sm_clock_mhz;
+    result.throttled = result.clock_end->sm_clock_mhz < kThrottleClockRatio * result.clock_start->sm_clock_mhz;
   }
   return result;
 }

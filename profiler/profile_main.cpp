@@ -5,15 +5,15 @@
 #include <cstdio>
 #include <fmt/format.h>
 
+#include "common/cli_errors.hpp"
+#include "common/interrupt.hpp"
 #include "common/user_error.hpp"
-#include "profiler/interrupt.hpp"
 #include "profiler/summary_table.hpp"
 #include "profiler/sweep_setup.hpp"
 #include "profiler/verify_plans.hpp"
 
 namespace {
 
-constexpr int kExitUserError = 2;
 constexpr int kExitInterrupted = 130;
 
 std::string joined_command_line(int argc, char** argv) {
@@ -30,6 +30,7 @@ std::string joined_command_line(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace shapescope;
+  install_interrupt_handlers();  // first: a signal during setup must not kill the process half-way
   profiler::ProfileRequest request;
   request.command_line = joined_command_line(argc, argv);
   bool list_kernels = false, list_models = false;
@@ -46,6 +47,8 @@ int main(int argc, char** argv) {
   app.add_option("--m-preset", request.m_sweep.preset, "fairyspeed | cudagraph | large | cpu (default: cuda fairyspeed, cpu cpu)");
   app.add_option("--m-range", request.m_sweep.ranges, "START:STOP:STEP, STOP inclusive (repeatable)");
   app.add_option("--m-list", request.m_sweep.lists, "comma-separated M values (repeatable)");
+  app.add_flag("--allow-large-sweep", request.m_sweep.allow_large,
+               "allow more than 100,000 M values (up to 100,000,000)");
   app.add_option("--warmup", request.measure.warmup_runs, "untimed runs before each point")->capture_default_str();
   app.add_option("--min-samples", request.measure.min_samples)->capture_default_str();
   app.add_option("--max-samples", request.measure.max_samples)->capture_default_str();
@@ -63,7 +66,8 @@ int main(int argc, char** argv) {
   app.add_option("--peak-tflops", request.peak_tflops, "MFU peak override in TFLOP/s");
   app.add_option("--peak", request.peak, "datasheet | measured (CPU: always a measured sgemm)")->capture_default_str();
   app.add_option("--threads", request.threads, "CPU threads (0: all cores)")->capture_default_str();
-  app.add_option("--seed", request.seed, "operand seed")->capture_default_str();
+  std::string seed = std::to_string(request.seed);
+  app.add_option("--seed", seed, "operand seed, 0 to 2^64-1")->capture_default_str();
   app.add_option("--hf-config", request.hf_config, "derive shapes from a Hugging Face config.json named by --model");
   app.add_option("--cut-scale-block", request.cut_scale_block,
                  "refuse | allow a TP split that cuts a 128x128 scale block")->capture_default_str();
@@ -83,23 +87,28 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error);  // --help
-    fmt::print(stderr, "profile: {} (see profile --help)\n", error.what());
+    fmt::print(stderr, "profile: {} (see profile --help)\n", one_line(error.what()));
     return kExitUserError;
   }
 
   try {
+    request.seed = profiler::parse_seed(seed);
     if (list_kernels || list_models) {
       if (list_kernels) fmt::print("{}", profiler::list_kernels_text());
       if (list_models) fmt::print("{}", profiler::list_models_text());
       return 0;
     }
     if (!verify.report_path.empty()) {
+      profiler::check_numeric_options(request);
+      if (verify.max_plans_per_series < 1) {
+        throw UserError(fmt::format("--verify-max-plans {}: give 1 or more", verify.max_plans_per_series));
+      }
       profiler::register_all_kernels();
       const auto device = kernels::make_cuda_device();
       if (!device) throw UserError("--verify-plans needs a GPU: " + kernels::cuda_unavailable_reason());
       verify.measure = request.measure;
       verify.seed = request.seed;
-      const analyze::VerifyResults results = profiler::verify_plans(*device, verify);
+      const VerifyResults results = profiler::verify_plans(*device, verify);
       fmt::print("verify-plans: {} plans on {}: {} confirmed, {} weaker, {} refuted -> {}\n", results.plans.size(),
                  results.device, results.count("confirmed"), results.count("weaker"), results.count("refuted"),
                  results.source);
@@ -108,10 +117,13 @@ int main(int argc, char** argv) {
     request.progress = request.progress || isatty(STDERR_FILENO);
     request.warm_up = !no_warm_up;
     profiler::SweepSetup setup = profiler::prepare_sweep(request);
+    if (interrupt_requested()) {
+      fmt::print(stderr, "profile: interrupted during setup; nothing was measured\n");
+      return kExitInterrupted;
+    }
     fmt::print(stderr, "profile: {}; {} M values x {} kernel(s) x {} shape(s) -> {}\n", setup.backend_reason,
                setup.plan.m_values.size(), setup.plan.kernels.size(), setup.plan.problems.size(),
                setup.plan.out_dir.string());
-    profiler::install_interrupt_handlers();
     const profiler::SweepResult result = profiler::run_sweep(*setup.device, setup.plan);
     fmt::print("{}", profiler::summary_table(result));
     if (result.interrupted) {
@@ -119,11 +131,7 @@ int main(int argc, char** argv) {
       return kExitInterrupted;
     }
     return 0;
-  } catch (const UserError& error) {
-    fmt::print(stderr, "profile: {}\n", error.what());
-    return kExitUserError;
   } catch (const std::exception& error) {
-    fmt::print(stderr, "profile: internal error: {}\n", error.what());
-    return 1;
+    return report_failure("profile", error);
   }
 }

@@ -9,15 +9,12 @@
 
 #include <fmt/format.h>
 
+#include "common/interrupt.hpp"
 #include "kernels/synthetic_operands.hpp"
 #include "profiler/sample_stats.hpp"
+#include "profiler/throttle.hpp"
 
 namespace shapescope::profiler {
-
-namespace {
-// The same limit the measurement core uses within a point.
-constexpr double kThrottleRatio = 0.97;
-}  // namespace
 
 std::vector<ScheduledPoint> repeat_schedule(const std::vector<int64_t>& m_values, int passes, uint64_t seed) {
   std::vector<ScheduledPoint> schedule;
@@ -84,7 +81,7 @@ SteadyClock warm_until_clock_settles(kernels::Device& device, kernels::PreparedG
   auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   SteadyClock result;
   std::vector<double> window_clocks;
-  while (seconds_since(start) < options.max_seconds) {
+  while (seconds_since(start) < options.max_seconds && !interrupt_requested()) {
     const auto window_start = Clock::now();
     // Keep the GPU busy for a window; synchronizing each round bounds the queue.
     while (seconds_since(window_start) < options.window_seconds) {
@@ -112,10 +109,10 @@ void flag_off_steady_clock(ProfileRow& row, double steady_sm_clock_mhz) {
   if (steady_sm_clock_mhz <= 0 || row.sm_clock_mhz <= 0) return;
   if (row.status != kStatusOk && row.status != kStatusThrottled) return;
   const double lowest = row.sm_clock_end_mhz > 0 ? std::min(row.sm_clock_mhz, row.sm_clock_end_mhz) : row.sm_clock_mhz;
-  if (lowest >= kThrottleRatio * steady_sm_clock_mhz) return;
+  if (lowest >= kThrottleClockRatio * steady_sm_clock_mhz) return;
   row.status = kStatusThrottled;
-  row.note = fmt::format("SM clock {:.0f} MHz, below 97% of the steady {:.0f} MHz reached before the sweep", lowest,
-                         steady_sm_clock_mhz);
+  row.note = fmt::format("SM clock {:.0f} MHz, below {:.0f}% of the steady {:.0f} MHz reached before the sweep", lowest,
+                         100 * kThrottleClockRatio, steady_sm_clock_mhz);
 }
 
 double warm_up_for_sweep(kernels::Device& device, const std::vector<int64_t>& m_values,

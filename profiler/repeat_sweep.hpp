@@ -53,7 +53,7 @@ struct SteadyClock {
 SteadyClock warm_until_clock_settles(kernels::Device& device, kernels::PreparedGemm& gemm,
                                      const SteadyClockOptions& options);
 
-// A point that ran below 97% of the steady clock becomes status throttled, with a note saying so.
+// A point that ran below kThrottleClockRatio of the steady clock becomes status throttled, with a note saying so.
 void flag_off_steady_clock(ProfileRow& row, double steady_sm_clock_mhz);
 
 // Before a GPU sweep: warms the device on the sweep's largest GEMM (largest N*K, largest M up

@@ -15,8 +15,7 @@ struct SampleSummary {
 
 SampleSummary summarize(std::span<const double> samples);
 // True once `samples` pins the mean down to `target_rel_stderr` (with at least `min_samples`).
+// Cheap enough for every sample: it needs no quantile.
 bool precise_enough(std::span<const double> samples, int min_samples, double target_rel_stderr);
-// Two-sided Student-t 97.5% quantile for `dof` degrees of freedom.
-double student_t_975(int dof);
 
 }  // namespace shapescope::profiler

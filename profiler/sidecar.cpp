@@ -1,18 +1,19 @@
 #include "profiler/sidecar.hpp"
 
 #include <chrono>
+#include <fstream>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include "common/atomic_file.hpp"
+#include "common/json_text.hpp"
+#include "common/user_error.hpp"
 #include "kernels/cpu/cpu_system.hpp"
 #include "profiler/build_commit.hpp"
 #include "profiler/operand_sets.hpp"
 
 namespace shapescope::profiler {
-
-std::string git_commit() { return kBuildCommit; }
 
 std::string utc_now_iso8601() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
@@ -35,7 +36,7 @@ nlohmann::json sidecar_json(const SidecarContent& c) {
   }
   return {
       {"shapescope_version", SHAPESCOPE_VERSION},
-      {"git_commit", git_commit()},
+      {"git_commit", kBuildCommit},  // the build's commit (profiler/build_commit.hpp)
       {"date_utc", utc_now_iso8601()},
       {"command_line", c.command_line},
       {"device", device},
@@ -59,6 +60,7 @@ nlohmann::json sidecar_json(const SidecarContent& c) {
          {{"max_operand_sets", kMaxOperandSets}, {"target_l2_multiple", kRotationL2Multiple},
           {"memory_share", kRotationMemoryShare}}},
         {"timing_floors", c.floors.to_json()}}},
+      {"measurement_fingerprint", fingerprint_json(c.fingerprint)},
       {"sweep",
        {{"wall_s", c.timing.wall_s}, {"setup_s", c.timing.setup_s}, {"timed_kernel_s", c.timing.timed_s},
         {"overhead_ratio", c.timing.overhead()}, {"interrupted", c.interrupted}}},
@@ -71,7 +73,19 @@ std::filesystem::path sidecar_path(const std::filesystem::path& csv_path) {
 }
 
 void write_sidecar(const std::filesystem::path& csv_path, const SidecarContent& content) {
-  write_file_atomically(sidecar_path(csv_path), sidecar_json(content).dump(2) + "\n");
+  write_file_atomically(sidecar_path(csv_path), json_text(sidecar_json(content), 2));
+}
+
+std::optional<nlohmann::json> read_sidecar(const std::filesystem::path& csv_path) {
+  const std::filesystem::path path = sidecar_path(csv_path);
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  nlohmann::json parsed = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) {
+    throw UserError(fmt::format("{}: not valid JSON; fix or delete the sidecar (and its CSV) to measure again",
+                                path.string()));
+  }
+  return parsed;
 }
 
 }  // namespace shapescope::profiler

@@ -10,6 +10,7 @@
 #include "common/model_catalog.hpp"
 #include "kernels/kernel.hpp"
 #include "profiler/measure.hpp"
+#include "profiler/measurement_fingerprint.hpp"
 #include "profiler/peak.hpp"
 #include "profiler/timing_floors.hpp"
 
@@ -30,6 +31,7 @@ struct SidecarContent {
   Peak peak;
   MeasureOptions measure;
   uint64_t seed = 0;
+  MeasurementFingerprint fingerprint;  // what a resumed run must match
   std::string command_line;
   SweepTiming timing;
   bool interrupted = false;
@@ -41,9 +43,9 @@ nlohmann::json sidecar_json(const SidecarContent& content);
 // `<csv without .csv>.json`, written atomically.
 std::filesystem::path sidecar_path(const std::filesystem::path& csv_path);
 void write_sidecar(const std::filesystem::path& csv_path, const SidecarContent& content);
+// The sidecar beside `csv_path` as JSON; nullopt when there is none. Throws UserError when it is not JSON.
+std::optional<nlohmann::json> read_sidecar(const std::filesystem::path& csv_path);
 
-// HEAD of the checkout holding the executable (or the working folder), else "unknown".
-std::string git_commit();
 std::string utc_now_iso8601();
 
 }  // namespace shapescope::profiler

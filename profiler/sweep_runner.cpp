@@ -7,13 +7,17 @@
 
 #include <fmt/format.h>
 
-#include "common/user_error.hpp"
+#include "common/atomic_file.hpp"
+#include "common/interrupt.hpp"
+#include "common/json_text.hpp"
 #include "kernels/synthetic_operands.hpp"
-#include "profiler/interrupt.hpp"
-#include "profiler/profile_csv.hpp"
+#include "profiler/measurement_fingerprint.hpp"
+#include "profiler/profile_writer.hpp"
 #include "profiler/progress.hpp"
 #include "profiler/repeat_sweep.hpp"
+#include "profiler/resume.hpp"
 #include "profiler/session_pool.hpp"
+#include "profiler/throttle.hpp"
 
 namespace shapescope::profiler {
 
@@ -22,9 +26,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-// Rewrites during a sweep are rate-limited; the last one always happens.
-constexpr double kMinSecondsBetweenWrites = 1.0;
 
 bool counts_as_ok(const ProfileRow& row) { return row.status == kStatusOk || row.status == kStatusThrottled; }
 
@@ -44,6 +45,17 @@ FileSummary summarize_file(const std::filesystem::path& csv, const std::vector<P
     first = false;
   }
   return summary;
+}
+
+// A complete file left by a run killed between its last CSV write and its sidecar's: the sidecar still says
+// interrupted. Nothing is left to measure, so only that flag is set right.
+void mark_sidecar_complete(const std::filesystem::path& csv) {
+  std::optional<nlohmann::json> sidecar = read_sidecar(csv);
+  if (!sidecar || !sidecar->contains("sweep") || !(*sidecar)["sweep"].is_object()) return;
+  nlohmann::json& interrupted = (*sidecar)["sweep"]["interrupted"];
+  if (interrupted == false) return;
+  interrupted = false;
+  write_file_atomically(sidecar_path(csv), json_text(*sidecar, 2));
 }
 
 std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(1ull << 30)); }
@@ -95,7 +107,8 @@ double measure_point(kernels::Device& device, SessionPool& pool, const SweepPlan
                      : fmt::format("rel_err {:.3g} above {:.3g}", check.rel_err, plan.check_threshold);
     } else if (m.throttled) {
       row.status = kStatusThrottled;
-      row.note = "SM clock fell below 97% of its value at the start of the point";
+      row.note = fmt::format("SM clock fell below {:.0f}% of its value at the start of the point",
+                             100 * kThrottleClockRatio);
     }
     return m.timed_us_total / 1e6;
   } catch (const kernels::UnsupportedShape& refused) {  // the library itself refused this M
@@ -132,25 +145,28 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
           ? warm_up_for_sweep(device, plan.m_values, plan.problems, plan.kernels, plan.seed)
           : 0;
   result.floors = measure_timing_floors(device, plan.measure);
+  remove_stale_temporaries(plan.out_dir);
 
   for (const GemmProblem& problem : plan.problems) {
     for (const std::string& kernel_name : plan.kernels) {
       const kernels::KernelEntry& kernel = kernels::find_kernel(kernel_name);
       const std::filesystem::path csv = plan.out_dir / profile_file_name(problem, kernel_name, plan.measure.timing);
-      std::vector<ProfileRow> rows = read_profile_csv(csv);
-      const std::string timing = kernels::to_string(plan.measure.timing);
-      for (const ProfileRow& row : rows) {
-        if (row.timing != timing)  // a resumed row must have been measured the same way
-          throw UserError(fmt::format("{} holds M={} timed with {}, not {}; move the file away or pass --out DIR",
-                                      csv.string(), row.batch, row.timing, timing));
+      std::optional<ProfileWriter> file = ProfileWriter::open(csv, interrupt_requested);
+      if (!file) {  // interrupted while another run held the file
+        result.interrupted = true;
+        progress.finish();
+        return result;
       }
+      const MeasurementFingerprint fingerprint = measurement_fingerprint(plan.measure, plan.seed, plan.programmatic_launch, kernel, info);
+      std::vector<ProfileRow> rows = resumable_rows(csv, fingerprint);  // again under the lock: files change
       std::set<int64_t> done;
       for (const ProfileRow& row : rows) done.insert(row.batch);
       const int64_t resumed = int64_t(std::count_if(plan.m_values.begin(), plan.m_values.end(),
                                                     [&](int64_t m) { return done.count(m) > 0; }));
       const std::string label_prefix = csv.stem().string();
       if (resumed == int64_t(plan.m_values.size())) {
-        // Nothing left to measure: leave the file and its sidecar as they are.
+        // Nothing left to measure: the file stays as it is.
+        mark_sidecar_complete(csv);
         for (int64_t m : plan.m_values)
           for (int pass = 0; pass < passes; ++pass)
             progress.advance(fmt::format("{} M={} (already measured)", label_prefix, m));
@@ -166,6 +182,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       sidecar.problem = problem;
       sidecar.measure = plan.measure;
       sidecar.seed = plan.seed;
+      sidecar.fingerprint = fingerprint;
       sidecar.command_line = plan.command_line;
       sidecar.floors = result.floors;
       sidecar.programmatic_launch = plan.programmatic_launch;
@@ -176,16 +193,21 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       std::unique_ptr<SessionPool> sessions;
       std::string open_error;
       try {
-        sessions = std::make_unique<SessionPool>(kernel, device, kernels::WeightShape{problem.n, problem.k,
-                                                                                    problem.batch_count},
-                                                 plan.seed);
+        // Setup can take seconds (the CPU's peak, weights): an interrupt during it skips the rest.
+        if (!interrupt_requested()) {
+          sessions = std::make_unique<SessionPool>(kernel, device,
+                                                   kernels::WeightShape{problem.n, problem.k, problem.batch_count},
+                                                   plan.seed);
+        }
       } catch (const std::exception& error) {
         open_error = error.what();
       }
       sidecar.timing.setup_s = seconds_since(setup_start);
+      // Before any row: a CSV never exists without the sidecar that says how its rows were measured.
+      sidecar.interrupted = true;
+      write_sidecar(csv, sidecar);
 
       const auto sweep_start = Clock::now();
-      auto last_write = Clock::now();
       std::map<int64_t, std::vector<ProfileRow>> pass_rows;  // --repeat: a row is kept once all its passes ran
       for (const ScheduledPoint& point : repeat_schedule(plan.m_values, passes, plan.seed)) {
         const int64_t m = point.m;
@@ -223,19 +245,15 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         std::vector<ProfileRow>& of_m = pass_rows[m];
         of_m.push_back(row);
         if (int(of_m.size()) < passes) continue;
-        rows.push_back(passes > 1 ? combine_passes(of_m) : row);
-        if (seconds_since(last_write) >= kMinSecondsBetweenWrites) {
-          write_profile_csv(csv, rows);
-          last_write = Clock::now();
-        }
+        file->add(passes > 1 ? combine_passes(of_m) : row);
       }
       sessions.reset();
       sidecar.timing.wall_s = seconds_since(sweep_start);
       sidecar.interrupted = interrupt_requested();
-      write_profile_csv(csv, rows);
+      file->flush();
       write_sidecar(csv, sidecar);
 
-      FileSummary summary = summarize_file(csv, rows);
+      FileSummary summary = summarize_file(csv, file->rows());
       summary.resumed = resumed;
       summary.timing = sidecar.timing;
       result.timing.wall_s += sidecar.timing.wall_s;

@@ -1,6 +1,7 @@
 // Runs a SweepPlan: every GEMM problem x kernel becomes one profile CSV (+ JSON
-// sidecar) under the output folder, measured point by point over M. Resumes
-// from an existing CSV, records failures as rows, rewrites the CSV atomically.
+// sidecar) under the output folder, measured point by point over M. Holds each
+// file's lock while it sweeps it, resumes rows measured the same way, records
+// failures as rows, rewrites the CSV atomically, merged with the rows on disk.
 #pragma once
 
 #include <filesystem>

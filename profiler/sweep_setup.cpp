@@ -1,14 +1,19 @@
 #include "profiler/sweep_setup.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "common/atomic_file.hpp"
 #include "common/model_catalog.hpp"
+#include "common/option_checks.hpp"
 #include "common/user_error.hpp"
 #include "profiler/operand_sizes.hpp"
+#include "profiler/resume.hpp"
 
 namespace shapescope::profiler {
 
@@ -89,6 +94,37 @@ kernels::TimingMode default_timing(const std::string& m_preset) {
   return m_preset == "cudagraph" ? kernels::TimingMode::graph : kernels::TimingMode::events;
 }
 
+void check_numeric_options(const ProfileRequest& request) {
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  if (request.threads < 0 || request.threads > cores) {
+    throw UserError(fmt::format("--threads {}: give 0 (all {} cores) up to {}", request.threads, cores, cores));
+  }
+  require_number("--peak-tflops", request.peak_tflops, request.peak_tflops >= 0 && request.peak_tflops <= 1e6,
+                 "from 0 (none) to 1e6 TFLOP/s");
+  if (request.repeat < 1 || request.repeat > 1000) {
+    throw UserError(fmt::format("--repeat {}: give 1 to 1000 passes", request.repeat));
+  }
+  const MeasureOptions& mo = request.measure;
+  if (mo.min_samples < 1 || mo.max_samples < mo.min_samples || mo.warmup_runs < 0) {
+    throw UserError(fmt::format("--warmup {}, --min-samples {}, --max-samples {}: give --warmup >= 0 and 1 <= "
+                                "--min-samples <= --max-samples",
+                                mo.warmup_runs, mo.min_samples, mo.max_samples));
+  }
+  require_number("--target-rel-stderr", mo.target_rel_stderr, mo.target_rel_stderr > 0 && mo.target_rel_stderr <= 1,
+                 "above 0 and at most 1");
+  require_number("--max-seconds-per-point", mo.max_seconds_per_point,
+                 mo.max_seconds_per_point >= 0 && mo.max_seconds_per_point <= 3600, "from 0 to 3600");
+}
+
+uint64_t parse_seed(const std::string& text) {
+  uint64_t seed = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+    throw UserError(fmt::format("--seed {}: give a whole number from 0 to {}", text, UINT64_MAX));
+  }
+  return seed;
+}
+
 void register_all_kernels() {
   kernels::register_cpu_kernels();
   kernels::register_cuda_kernels();
@@ -110,18 +146,9 @@ std::string device_slug(const std::string& device_name) {
 SweepSetup prepare_sweep(const ProfileRequest& request) {
   register_all_kernels();
   if (request.model.empty()) throw UserError("--model is required (see --list-models)");
-  if (request.threads < 0) throw UserError(fmt::format("--threads {} is negative; give 0 (all cores) or more", request.threads));
+  check_numeric_options(request);
   if (request.peak != "datasheet" && request.peak != "measured") {
     throw UserError(fmt::format("--peak '{}' is not datasheet or measured", request.peak));
-  }
-  if (request.peak_tflops < 0) throw UserError("--peak-tflops must be positive");
-  if (request.repeat < 1) throw UserError(fmt::format("--repeat {} must be 1 or more passes", request.repeat));
-  const MeasureOptions& mo = request.measure;
-  if (mo.min_samples < 1 || mo.max_samples < mo.min_samples || mo.warmup_runs < 0 || mo.target_rel_stderr <= 0 ||
-      mo.max_seconds_per_point < 0) {
-    throw UserError(
-        "sample controls need --warmup >= 0, 1 <= --min-samples <= --max-samples, --target-rel-stderr > 0 and "
-        "--max-seconds-per-point >= 0");
   }
 
   SweepSetup setup;
@@ -163,6 +190,7 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
   plan.out_dir = request.out.empty() ? std::filesystem::path("profiles") / device_slug(setup.device->info().name)
                                      : std::filesystem::path(request.out);
   ensure_writable_directory(plan.out_dir);
+  check_resumable(plan, setup.device->info());
   return setup;
 }
 

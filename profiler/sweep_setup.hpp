@@ -46,6 +46,11 @@ struct SweepSetup {
   SweepPlan plan;
 };
 
+// Throws UserError, one line naming the option and its range, on a NaN, infinite or out-of-range number.
+void check_numeric_options(const ProfileRequest& request);
+// --seed: a whole number from 0 to 2^64-1 ("-1" is refused, not wrapped around). Throws UserError.
+uint64_t parse_seed(const std::string& text);
+
 // Registers the CPU and (when compiled) CUDA kernels; idempotent.
 void register_all_kernels();
 // Throws UserError naming the bad input and the fix.

@@ -1,15 +1,13 @@
 #include "profiler/verify_plans.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
-#include <numeric>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/atomic_file.hpp"
+#include "common/json_text.hpp"
 #include "common/user_error.hpp"
 #include "kernels/synthetic_operands.hpp"
 #if SHAPESCOPE_HAVE_CUDA
@@ -17,67 +15,6 @@
 #endif
 
 namespace shapescope::profiler {
-
-namespace {
-
-using nlohmann::json;
-
-json read_json(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw UserError(fmt::format("{}: cannot open; pass the JSON report analyze --json wrote", path));
-  std::stringstream text;
-  text << file.rdbuf();
-  try {
-    return json::parse(text.str());
-  } catch (const json::parse_error& error) {
-    throw UserError(fmt::format("{}: not JSON ({}); pass the JSON report analyze wrote", path, error.what()));
-  }
-}
-
-template <typename Value>
-Value field(const json& object, const char* key, Value fallback) {
-  return object.contains(key) && !object[key].is_null() ? object[key].get<Value>() : fallback;
-}
-
-}  // namespace
-
-std::vector<ReportedPlan> read_reported_plans(const std::string& report_path, int max_per_series) {
-  const json root = read_json(report_path);
-  if (!root.is_object() || !root.contains("series") || !root["series"].is_array())
-    throw UserError(fmt::format("{}: no \"series\" array; pass the JSON report analyze wrote", report_path));
-  std::vector<ReportedPlan> plans;
-  try {
-    for (const json& series : root["series"]) {
-      std::vector<ReportedPlan> of_series;
-      for (const json& anomaly : series.value("anomalies", json::array())) {
-        if (!anomaly.contains("best_plan") || anomaly["best_plan"].is_null()) continue;
-        const json& best = anomaly["best_plan"];
-        ReportedPlan plan;
-        plan.series = field<std::string>(series, "name", "");
-        plan.kernel = field<std::string>(series, "kernel", "");
-        plan.n = field<int64_t>(series, "n", 0);
-        plan.k = field<int64_t>(series, "k", 0);
-        plan.batch_count = std::max<int64_t>(1, field<int64_t>(series, "batch_count", 1));
-        plan.m = anomaly.at("m").get<int64_t>();
-        plan.kind = field<std::string>(best, "kind", "");
-        plan.parts = best.at("parts").get<std::vector<int64_t>>();
-        plan.reported_time_us = field<double>(anomaly, "time_us", 0);
-        plan.reported_predicted_us = field<double>(best, "predicted_us", 0);
-        plan.reported_gain_pct = field<double>(best, "gain_pct", 0);
-        of_series.push_back(plan);
-      }
-      std::stable_sort(of_series.begin(), of_series.end(), [](const ReportedPlan& a, const ReportedPlan& b) {
-        return a.reported_gain_pct > b.reported_gain_pct;
-      });
-      if (int(of_series.size()) > max_per_series) of_series.resize(std::size_t(std::max(0, max_per_series)));
-      plans.insert(plans.end(), of_series.begin(), of_series.end());
-    }
-  } catch (const json::exception& error) {
-    throw UserError(fmt::format("{}: an anomaly or plan lacks a field ({}); pass the JSON report analyze wrote",
-                                report_path, error.what()));
-  }
-  return plans;
-}
 
 std::string default_verify_output(const std::string& report_path) {
   const std::string suffix = ".json";
@@ -91,7 +28,7 @@ std::string default_verify_output(const std::string& report_path) {
 namespace {
 
 struct PlanMeasurement {
-  analyze::VerifiedPlan verified;
+  VerifiedPlan verified;
   double worst_rel_err = 0;
   std::string note;
 };
@@ -100,7 +37,7 @@ struct PlanMeasurement {
 PlanMeasurement measure_plan(kernels::Device& device, kernels::GemmSession& session, const ReportedPlan& reported,
                              const VerifyRequest& request) {
   PlanMeasurement result;
-  analyze::VerifiedPlan& verified = result.verified;
+  VerifiedPlan& verified = result.verified;
   verified.series = reported.series;
   verified.m = reported.m;
   verified.parts = reported.parts;
@@ -131,47 +68,22 @@ PlanMeasurement measure_plan(kernels::Device& device, kernels::GemmSession& sess
   checked(two_streams, "the two-stream group");  // the fork/join must leave every part's output right
   verified.measured_serial_us = measure(device, serial, request.measure).median_us;
   verified.measured_two_streams_us = measure(device, two_streams, request.measure).median_us;
-  verified.verdict = analyze::plan_verdict(verified.predicted_gain(), verified.measured_gain());
+  verified.verdict = plan_verdict(verified.predicted_gain(), verified.measured_gain());
   return result;
-}
-
-json plan_json(const ReportedPlan& reported, const PlanMeasurement& measured) {
-  const analyze::VerifiedPlan& v = measured.verified;
-  return {{"series", v.series},
-          {"kernel", reported.kernel},
-          {"n", reported.n},
-          {"k", reported.k},
-          {"batch_count", reported.batch_count},
-          {"m", v.m},
-          {"kind", reported.kind},
-          {"parts", v.parts},
-          {"predicted_us", v.predicted_us},
-          {"measured_serial_us", v.measured_serial_us},
-          {"measured_two_streams_us", v.measured_two_streams_us},
-          {"monolithic_us", v.monolithic_us},
-          {"predicted_gain_pct", 100 * v.predicted_gain()},
-          {"measured_gain_pct", 100 * v.measured_gain()},
-          {"verdict", v.verdict},
-          {"report_time_us", reported.reported_time_us},
-          {"report_predicted_us", reported.reported_predicted_us},
-          {"report_gain_pct", reported.reported_gain_pct},
-          {"max_rel_err", measured.worst_rel_err},
-          {"note", measured.note}};
 }
 
 }  // namespace
 
-analyze::VerifyResults verify_plans(kernels::Device& device, const VerifyRequest& request) {
+VerifyResults verify_plans(kernels::Device& device, const VerifyRequest& request) {
   if (device.kind() != kernels::BackendKind::cuda)
     throw UserError("--verify-plans runs plans on two CUDA streams: use --backend cuda on a machine with a GPU");
   const std::vector<ReportedPlan> plans = read_reported_plans(request.report_path, request.max_plans_per_series);
   const std::string out_path = request.out_path.empty() ? default_verify_output(request.report_path) : request.out_path;
 
-  analyze::VerifyResults results;
+  VerifyResults results;
   results.source = out_path;
   results.device = device.info().name;
-  json out = {{"device", results.device}, {"report", request.report_path}, {"plans", json::array()},
-              {"skipped", json::array()}};
+  nlohmann::json out = verify_results_json(results.device, request.report_path);
   // Plans of one series share one session: the weights are prepared once.
   std::map<std::string, std::unique_ptr<kernels::GemmSession>> sessions;
   for (const ReportedPlan& plan : plans) {
@@ -199,19 +111,19 @@ analyze::VerifyResults verify_plans(kernels::Device& device, const VerifyRequest
                  measured.verified.monolithic_us, measured.verified.predicted_us,
                  measured.verified.measured_serial_us, measured.verified.measured_two_streams_us,
                  measured.verified.verdict);
-      out["plans"].push_back(plan_json(plan, measured));
+      out["plans"].push_back(verified_plan_json(plan, measured.verified, measured.worst_rel_err, measured.note));
       results.plans.push_back(measured.verified);
     } catch (const kernels::UnsupportedShape& refused) {
       skip(refused.what());
     }
   }
-  write_file_atomically(out_path, out.dump(2) + "\n");
+  write_file_atomically(out_path, json_text(out, 2));
   return results;
 }
 
 #else
 
-analyze::VerifyResults verify_plans(kernels::Device&, const VerifyRequest&) {
+VerifyResults verify_plans(kernels::Device&, const VerifyRequest&) {
   throw UserError("--verify-plans needs the CUDA backend: rebuild with nvcc present (-DSHAPESCOPE_CUDA=ON)");
 }
 

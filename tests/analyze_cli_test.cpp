@@ -1,6 +1,7 @@
 // Runs the built `analyze` binary: exit codes, messages and files written.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -28,6 +29,14 @@ CliResult run_analyze(const testing::ScratchDir& dir, const std::string& argumen
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
 }
 
+// Exit 2 and exactly one line for every user error, parse errors included.
+void expect_user_error(const CliResult& run, const std::string& fragment) {
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << run.output;
+  EXPECT_NE(run.output.find(fragment), std::string::npos) << fragment << " not in: " << run.output;
+  EXPECT_EQ(run.output.find("internal error"), std::string::npos) << run.output;
+}
+
 class AnalyzeCli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -52,15 +61,42 @@ TEST_F(AnalyzeCli, WritesStudyFilesAndJsonAndSummarizes) {
   EXPECT_EQ(report["series"][0]["anomalies"][0]["best_plan"]["parts"], nlohmann::json::array({4, 8}));
 }
 
-TEST_F(AnalyzeCli, EmptyOrBadInputExitsNonZeroWithOneLine) {
-  const CliResult empty = run_analyze(dir_, dir_.write("e.csv", "batch,kernel_time,flops,utils\n").string());
-  EXPECT_NE(empty.exit_code, 0);
-  EXPECT_NE(empty.output.find("no rows"), std::string::npos) << empty.output;
-  const CliResult unknown = run_analyze(dir_, dir_.write("u.csv", "a,b\n1,2\n").string());
-  EXPECT_NE(unknown.exit_code, 0);
-  EXPECT_NE(unknown.output.find("formats tried"), std::string::npos) << unknown.output;
-  EXPECT_NE(run_analyze(dir_, "").exit_code, 0);
-  EXPECT_NE(run_analyze(dir_, "--compare only_one.csv").exit_code, 0);
+TEST_F(AnalyzeCli, EmptyOrBadInputExitsWithOneLine) {
+  expect_user_error(run_analyze(dir_, dir_.write("e.csv", "batch,kernel_time,flops,utils\n").string()), "no rows");
+  expect_user_error(run_analyze(dir_, dir_.write("u.csv", "a,b\n1,2\n").string()), "formats tried");
+  expect_user_error(run_analyze(dir_, ""), "no input");
+}
+
+TEST_F(AnalyzeCli, EveryUserErrorIsOneLineAndExit2) {
+  expect_user_error(run_analyze(dir_, (dir_.path() / "absent.csv").string()), "no such file");
+  std::filesystem::create_directories(dir_.path() / "folder.csv");
+  expect_user_error(run_analyze(dir_, (dir_.path() / "folder.csv").string()), "a folder, not a CSV file");
+  expect_user_error(run_analyze(dir_, "/dev/null"), "not a regular file");
+  expect_user_error(run_analyze(dir_, "--bogus"), "(see analyze --help)");
+  expect_user_error(run_analyze(dir_, "--compare only_one.csv"), "--compare");
+  expect_user_error(run_analyze(dir_, "/tmp/" + std::string(4040, 'a')), "File name too long");
+  const auto newline = dir_.write("newline.csv", "batch,kernel_time,flops,utils\n1,\"1\n2\",1,0.5\n");
+  expect_user_error(run_analyze(dir_, newline.string()), "holds '1\\n2'");
+  const auto profile = dir_.write("s.csv", "batch,kernel_time,flops,utils\n1,10,1,0.5\n");
+  expect_user_error(run_analyze(dir_, profile.string() + " --out-dir " + (dir_.path() / "out").string() + " --plot " +
+                                          (dir_.path() / std::string(300, 'b')).string() + ".svg"),
+                    "File name too long");
+  const std::string long_out_dir = (dir_.path() / std::string(300, 'o')).string();
+  expect_user_error(run_analyze(dir_, profile.string() + " --out-dir " + long_out_dir), "File name too long");
+  EXPECT_EQ(run_analyze(dir_, "--help").exit_code, 0);
+}
+
+TEST_F(AnalyzeCli, NumericOptionsMustBeFiniteAndInRange) {
+  const std::string profile = dir_.write("p.csv", "batch,kernel_time,flops,utils\n4,10,4,0.4\n8,30,2,0.2\n").string();
+  const std::string out = " --out-dir " + (dir_.path() / "out").string();
+  for (const auto& [arguments, named] : std::vector<std::pair<std::string, std::string>>{
+           {profile + " --utils-ratio nan", "--utils-ratio nan"},
+           {profile + " --check-split-gemm --split-ratio nan", "--split-ratio nan"},
+           {profile + " --check-split-gemm --launch-overhead-us inf", "--launch-overhead-us inf"},
+           {"--compare " + profile + " " + profile + " --tie-band nan", "--tie-band nan"},
+           {profile + " --peak-tflops inf", "--peak-tflops"}}) {
+    expect_user_error(run_analyze(dir_, arguments + out), named);
+  }
 }
 
 }  // namespace

@@ -90,8 +90,7 @@ TEST(Compare, NothingInCommonIsAnError) {
 // The AITER normal vs pre-shuffled DeepSeek-V3 tables, recomputed from the CSV
 // text: common (gfx, cu_num, M, N, K) points, fastest row per point.
 TEST(Compare, AiterPreshuffledAgainstNormalMatchesAnIndependentCount) {
-  SKIP_WITHOUT_SHARED_DATA();
-  const auto aiter = testing::shared_data() / "aiter";
+  const auto aiter = testing::data() / "aiter";
   const auto a_file = aiter / "a8w8_blockscale_tuned_gemm_ds_v3.csv";
   const auto b_file = aiter / "a8w8_blockscale_bpreshuffle_tuned_gemm_dsv3.csv";
   using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;

@@ -40,7 +40,6 @@ std::set<int64_t> restated_study_rule(const std::filesystem::path& file, double 
 }
 
 TEST(LowUtilsRule, MatchesAnIndependentRestatementOnEveryStudyProfile) {
-  SKIP_WITHOUT_SHARED_DATA();
   for (const std::string& name : testing::study_profiles()) {
     const std::vector<Series> series = read_series_file(fairyspeed(name).string(), {});
     ASSERT_EQ(series.size(), 1u) << name;
@@ -53,7 +52,6 @@ TEST(LowUtilsRule, MatchesAnIndependentRestatementOnEveryStudyProfile) {
 }
 
 TEST(LowUtilsRule, ReproducesTheStudysPublishedRtx4090Output) {
-  SKIP_WITHOUT_SHARED_DATA();
   // The study's gemm/analyze_results/low_utils_torchgemm_NVIDIA_GeForce_RTX_4090_torch_2.5.1+cu124_...csv
   // lists 2882 batches, starting 196, 2180, 2184 and ending 32768.
   const std::vector<Series> series = read_series_file(fairyspeed(testing::kRtx4090Torch251).string(), {});

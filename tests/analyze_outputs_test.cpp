@@ -37,9 +37,21 @@ TEST(PythonRepr, WritesNumbersAsPandasDoes) {
 // An anomaly at M=12 (slower than 4 + 8) and one at M=16 (slower than 8 + 8).
 Series planted_series() { return make_series({{4, 10}, {8, 12}, {12, 40}, {16, 45}, {20, 30}}); }
 
+TEST(AnalysisOptions, DefaultRuleIsTheNoiseAwareOneAsOnTheCommandLine) {
+  EXPECT_EQ(AnalysisOptions{}.rule, AnomalyRule::noise_aware);
+  // One lucky point in a flat sweep: the study's rule flags every later M, the noise-aware rule none.
+  std::vector<std::pair<int64_t, double>> points;
+  for (int64_t m = 16; m <= 640; m += 16) points.push_back({m, m == 320 ? m / 1.3 : double(m)});
+  const Series series = make_series(points);
+  ASSERT_EQ(find_anomalies(series, AnomalyRule::study, {}).size(), 20u);
+  EXPECT_TRUE(find_anomalies(series, AnomalyRule::noise_aware, {}).empty());
+  EXPECT_TRUE(analyze_series(series, AnalysisOptions{}, MWeights()).findings.empty());
+}
+
 TEST(StudyOutputs, WritesTheStudysColumnsForAnomaliesAndPairs) {
   const Series series = planted_series();
   AnalysisOptions options;
+  options.rule = AnomalyRule::study;  // the planted series is too short for the noise-aware window
   options.check_split = true;
   const SeriesAnalysis analysis = analyze_series(series, options, MWeights());
   const csv::Table low = csv::parse(low_utils_csv(analysis), "low");
@@ -68,6 +80,7 @@ TEST(StudyOutputs, WritesTheStudysColumnsForAnomaliesAndPairs) {
 TEST(Recoverable, UniformAndWeightedByAnMHistogram) {
   const Series series = planted_series();
   AnalysisOptions options;
+  options.rule = AnomalyRule::study;  // the planted series is too short for the noise-aware window
   options.check_split = true;
   const SeriesAnalysis uniform = analyze_series(series, options, MWeights());
   // M=12: 40 → 4+8 = 22; M=16: 45 → 8+8 = 24 (the fastest of all plans for each).
@@ -90,6 +103,7 @@ TEST(Recoverable, UniformAndWeightedByAnMHistogram) {
 TEST(JsonReport, CarriesAnomaliesPlansAndSummary) {
   const Series series = planted_series();
   AnalysisOptions options;
+  options.rule = AnomalyRule::study;  // the planted series is too short for the noise-aware window
   options.check_split = true;
   const SeriesAnalysis analysis = analyze_series(series, options, MWeights());
   const nlohmann::json report = series_json(analysis);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "analyze/series.hpp"
+#include "analyze/series_finalize.hpp"
 #include "analyze_test_support.hpp"
 #include "common/csv.hpp"
 #include "common/profile_schema.hpp"
@@ -25,7 +26,6 @@ std::string error_of(const std::filesystem::path& file, const ReadOptions& optio
 }
 
 TEST(Readers, StudyProfileCarriesShapeDeviceAndDtypeFromItsName) {
-  SKIP_WITHOUT_SHARED_DATA();
   const std::vector<Series> all = read_series_file(testing::fairyspeed(testing::kRtx4090Torch251).string(), {});
   ASSERT_EQ(all.size(), 1u);
   const Series& series = all[0];
@@ -43,7 +43,6 @@ TEST(Readers, StudyProfileCarriesShapeDeviceAndDtypeFromItsName) {
 }
 
 TEST(Readers, MarlinProfileWithoutKernelNameReads) {
-  SKIP_WITHOUT_SHARED_DATA();
   const auto all = read_series_file(
       testing::fairyspeed("Marlin_NVIDIA_A800_80GB_PCIe_vllm_0.6.5_K4096_N28672_dtype_gptq_int8.csv").string(), {});
   EXPECT_EQ(all[0].points.size(), 2053u);
@@ -52,8 +51,7 @@ TEST(Readers, MarlinProfileWithoutKernelNameReads) {
 }
 
 TEST(Readers, AiterTableSplitsIntoOneSeriesPerDeviceAndShape) {
-  SKIP_WITHOUT_SHARED_DATA();
-  const std::filesystem::path file = testing::shared_data() / "aiter" / "a8w8_blockscale_tuned_gemm_ds_v3.csv";
+  const std::filesystem::path file = testing::data() / "aiter" / "a8w8_blockscale_tuned_gemm_ds_v3.csv";
   const csv::Table table = csv::read_file(file);
   std::set<std::tuple<std::string, std::string, std::string, std::string>> keys;
   std::set<std::tuple<std::string, std::string, std::string, std::string, std::string>> points;
@@ -174,6 +172,23 @@ TEST(Readers, ShapescopeProfileSetsFailedRowsAsideAndReadsItsSidecar) {
   EXPECT_EQ(series.module, "o_proj");
   EXPECT_EQ(series.n, 4096);
   EXPECT_EQ(series.kernel, "fp8_blockscale");
+}
+
+TEST(Readers, ImplausibleRowsAreExcludedWithANote) {
+  ScratchDir dir;
+  const auto file = dir.write("absurd.csv",
+                              "batch,kernel_time,flops,utils\n1,10,1,0.5\n2,10,2,1e20\n3,1e-300,3,0.5\n4,10,4,-0.5\n"
+                              "5,10,-4,0.5\n6,12,6,0.6\n");
+  const Series series = read_series_file(file.string(), {}).at(0);
+  ASSERT_EQ(series.points.size(), 2u);
+  EXPECT_EQ(series.points[0].m, 1);
+  EXPECT_EQ(series.points[1].m, 6);
+  ASSERT_EQ(series.excluded.size(), 4u);
+  for (const SeriesPoint& point : series.excluded) EXPECT_EQ(point.status, kStatusImplausible) << point.m;
+  EXPECT_EQ(series.excluded[0].note, "MFU 1e+20 outside 0..2");
+  EXPECT_EQ(series.excluded[1].note, "time 1e-300 us below 0.001 us");
+  EXPECT_EQ(series.excluded[2].note, "MFU -0.5 outside 0..2");
+  EXPECT_EQ(series.excluded[3].note, "negative TFLOP/s -4");
 }
 
 TEST(Readers, BadInputNamesTheFileLineAndTheFix) {

@@ -45,7 +45,6 @@ std::optional<std::pair<int64_t, double>> restated_study_pair(const Series& seri
 }
 
 TEST(SplitSearch, StudyPairMatchesATwoPointerRestatementOnEveryStudyProfile) {
-  SKIP_WITHOUT_SHARED_DATA();
   for (const std::string& name : testing::study_profiles()) {
     const std::vector<Series> series = read_series_file(testing::fairyspeed(name).string(), {});
     const std::vector<Anomaly> anomalies = find_anomalies(series[0], AnomalyRule::study, {0.85});

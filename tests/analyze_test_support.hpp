@@ -1,5 +1,5 @@
-// Helpers shared by the analyze tests: the shared data folder, scratch files,
-// and small synthetic series.
+// Helpers shared by the analyze tests: the repository's data folder, scratch
+// files, and small synthetic series.
 #pragma once
 
 #include <cstdint>
@@ -13,12 +13,13 @@
 #include <gtest/gtest.h>
 
 #include "analyze/series.hpp"
+#include "test_data.hpp"
 
 namespace shapescope::analyze::testing {
 
-inline std::filesystem::path shared_data() { return std::filesystem::path(SHAPESCOPE_SOURCE_DIR "/../shared/data"); }
+inline std::filesystem::path data() { return testing_data::data_dir(); }
 
-inline std::filesystem::path fairyspeed(const std::string& file) { return shared_data() / "fairyspeed" / file; }
+inline std::filesystem::path fairyspeed(const std::string& file) { return data() / "fairyspeed" / file; }
 
 inline const char* kRtx4090Torch251 =
     "torchgemm_NVIDIA_GeForce_RTX_4090_torch_2.5.1+cu124_K4096_N14336_dtypefloat16.csv";
@@ -31,13 +32,6 @@ inline std::vector<std::string> study_profiles() {
           "torchgemm_NVIDIA_A800_80GB_PCIe_torch_2.5.1+cu124_K4096_N28672_dtypefloat16.csv",
           "Marlin_NVIDIA_A800_80GB_PCIe_vllm_0.6.5_K4096_N28672_dtype_gptq_int8.csv"};
 }
-
-#define SKIP_WITHOUT_SHARED_DATA()                                                          \
-  do {                                                                                      \
-    if (!std::filesystem::is_directory(::shapescope::analyze::testing::shared_data())) {    \
-      GTEST_SKIP() << "shared data not found at " << ::shapescope::analyze::testing::shared_data(); \
-    }                                                                                       \
-  } while (false)
 
 // A fresh folder under the system temp folder, removed with the object.
 class ScratchDir {

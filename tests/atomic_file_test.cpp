@@ -1,5 +1,6 @@
 #include "common/atomic_file.hpp"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -45,6 +46,24 @@ TEST_F(AtomicFile, ReplacesContentAndLeavesNoTemporaries) {
   write_file_atomically(path, std::string("second\0with nul\n", 16));
   EXPECT_EQ(read(path), std::string("second\0with nul\n", 16));
   EXPECT_EQ(std::distance(fs::directory_iterator(folder_), fs::directory_iterator()), 1);
+}
+
+TEST_F(AtomicFile, StaleTemporariesOfDeadWritersAreRemovedAndLiveOnesKept) {
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_GT(dead, 0);
+  int status = 0;
+  ::waitpid(dead, &status, 0);  // reaped: no process has this pid now
+  const fs::path stale = folder_ / ("p.csv.tmp." + std::to_string(dead) + ".3");
+  const fs::path live = folder_ / ("p.csv.tmp." + std::to_string(::getppid()) + ".0");
+  const fs::path lookalike = folder_ / ("p.csv.tmpx." + std::to_string(dead) + ".3");
+  const fs::path probe = folder_ / (".shapescope-write-probe.probe." + std::to_string(dead) + ".0");
+  for (const fs::path& path : {stale, live, lookalike, probe}) std::ofstream(path) << "x";
+  EXPECT_EQ(remove_stale_temporaries(folder_), 2);
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_FALSE(fs::exists(probe));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(lookalike));
 }
 
 TEST_F(AtomicFile, FailedWriteKeepsTheOldFile) {

@@ -39,6 +39,33 @@ TEST(MSweep, RangesAndListsMergeSortedWithoutDuplicates) {
   EXPECT_EQ(parse_m_range("5:5:1"), (std::vector<int64_t>{5}));
 }
 
+TEST(MSweep, RangesAreCountedBeforeTheyAreBuiltAndNeverOverflow) {
+  // The step of the last one overflows int64 when added to START: one value, no endless loop.
+  EXPECT_EQ(parse_m_range("9223372036854775806:9223372036854775807:9223372036854775807"),
+            (std::vector<int64_t>{9223372036854775806}));
+  EXPECT_EQ(parse_m_range("9223372036854775800:9223372036854775807:3"),
+            (std::vector<int64_t>{9223372036854775800, 9223372036854775803, 9223372036854775806}));
+  for (const char* huge : {"1:1000000000000:1", "1:100000000:1", "1:100001:1"}) {
+    MSweepSpec spec;
+    spec.ranges = {huge};
+    try {
+      resolve_m_sweep(spec);
+      FAIL() << huge;
+    } catch (const UserError& error) {
+      EXPECT_NE(std::string(error.what()).find("--allow-large-sweep"), std::string::npos) << error.what();
+    }
+  }
+  MSweepSpec spec;
+  spec.ranges = {"1:100000:1"};
+  EXPECT_EQ(resolve_m_sweep(spec).size(), 100000u);
+  spec.ranges.push_back("200000:200001:1");  // the union counts, not each range
+  EXPECT_THROW(resolve_m_sweep(spec), UserError);
+  spec.allow_large = true;
+  EXPECT_EQ(resolve_m_sweep(spec).size(), 100002u);
+  spec.ranges = {"1:1000000000000:1"};  // beyond any sweep, allowed or not
+  EXPECT_THROW(resolve_m_sweep(spec), UserError);
+}
+
 TEST(MSweep, BadSyntaxNamesTheInput) {
   for (const char* bad : {"1:10", "10:1:1", "0:5:1", "1:5:0", "a:b:c", "1:5:1:2", ""}) {
     try {

@@ -2,25 +2,20 @@
 // (flushes, timers, captured sequences, clocks) in each timing mode, and when it stops.
 #include <gtest/gtest.h>
 
-#include <deque>
-
+#include "fake_device.hpp"
 #include "profiler/measure.hpp"
 
 namespace shapescope::profiler {
 namespace {
 
 using kernels::ClockSample;
+using testing_fakes::DeviceScript;
+using testing_fakes::FakeDevice;
 
-struct Script {
-  std::deque<double> durations_us;  // one per timed run, the last repeats
-  int runs = 0, flushes = 0, batches = 0, batched_launches = 0, captures = 0, kernel_timers = 0;
-  std::vector<kernels::PreparedGemm*> last_capture;
-  std::deque<ClockSample> clocks;
-  double next_duration() {
-    const double d = durations_us.front();
-    if (durations_us.size() > 1) durations_us.pop_front();
-    return d;
-  }
+// Counts the runs of the measured GEMMs; each test scripts its own durations.
+struct Script : DeviceScript {
+  Script() { durations_us.clear(); }
+  int runs = 0;
 };
 
 class FakeGemm final : public kernels::PreparedGemm {
@@ -34,68 +29,6 @@ class FakeGemm final : public kernels::PreparedGemm {
   kernels::CheckResult check() override { return {}; }
   std::string launch_name() const override { return "fake"; }
   double min_bytes() const override { return 1; }
-
- private:
-  Script& script_;
-};
-
-class FakeTimer final : public kernels::Timer {
- public:
-  explicit FakeTimer(Script& script) : script_(script) {}
-  void start() override {}
-  void stop() override { elapsed_ = script_.next_duration(); }
-  double elapsed_us() override { return elapsed_; }
-
- private:
-  Script& script_;
-  double elapsed_ = 0;
-};
-
-// A replay takes one scripted duration per run in it.
-class FakeSequence final : public kernels::RunSequence {
- public:
-  FakeSequence(Script& script, std::vector<kernels::PreparedGemm*> runs) : script_(script), runs_(std::move(runs)) {}
-  double replay_us() override {
-    ++script_.batches;
-    script_.batched_launches += int(runs_.size());
-    double total = 0;
-    for (kernels::PreparedGemm* run : runs_) {
-      run->run();
-      total += script_.next_duration();
-    }
-    return total;
-  }
-
- private:
-  Script& script_;
-  std::vector<kernels::PreparedGemm*> runs_;
-};
-
-class FakeDevice final : public kernels::Device {
- public:
-  explicit FakeDevice(Script& script) : script_(script) {}
-  kernels::BackendKind kind() const override { return kernels::BackendKind::cuda; }
-  kernels::DeviceInfo info() const override { return {}; }
-  std::unique_ptr<kernels::Timer> make_timer() override { return std::make_unique<FakeTimer>(script_); }
-  void flush_cache() override { ++script_.flushes; }
-  void synchronize() override {}
-  std::size_t free_memory_bytes() const override { return 0; }
-  std::optional<ClockSample> sample_clock() const override {
-    if (script_.clocks.empty()) return std::nullopt;
-    ClockSample sample = script_.clocks.front();
-    script_.clocks.pop_front();
-    return sample;
-  }
-  std::unique_ptr<kernels::RunSequence> capture(const std::vector<kernels::PreparedGemm*>& runs) override {
-    ++script_.captures;
-    script_.last_capture = runs;
-    return std::make_unique<FakeSequence>(script_, runs);
-  }
-  std::unique_ptr<kernels::Timer> make_kernel_timer() override {
-    ++script_.kernel_timers;
-    return std::make_unique<FakeTimer>(script_);
-  }
-  std::unique_ptr<kernels::PreparedGemm> empty_run() override { return std::make_unique<FakeGemm>(script_); }
 
  private:
   Script& script_;

@@ -13,6 +13,7 @@
 
 #include "common/csv.hpp"
 #include "common/user_error.hpp"
+#include "test_data.hpp"
 
 namespace shapescope {
 namespace {
@@ -107,8 +108,7 @@ std::set<std::pair<int64_t, int64_t>> aiter_deepseek_pairs(const std::filesystem
 }
 
 TEST(ModelCatalog, DeepseekV3AtTp8MatchesAitersTunedShapes) {
-  const std::filesystem::path aiter = SHAPESCOPE_SOURCE_DIR "/../shared/data/aiter";
-  if (!std::filesystem::exists(aiter)) GTEST_SKIP() << "shared data not present at " << aiter;
+  const std::filesystem::path aiter = testing_data::data_dir() / "aiter";
   const std::set<std::pair<int64_t, int64_t>> tuned = aiter_deepseek_pairs(aiter);
   ASSERT_FALSE(tuned.empty());
 

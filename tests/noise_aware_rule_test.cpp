@@ -16,10 +16,10 @@
 namespace shapescope::analyze {
 namespace {
 
+using triage_testing::data_file;
 using triage_testing::flagged_ms;
 using triage_testing::inject_step;
 using triage_testing::noisy_series;
-using triage_testing::shared_file;
 
 double set_jaccard(const std::set<int64_t>& a, const std::set<int64_t>& b) {
   std::size_t both = 0;
@@ -33,14 +33,6 @@ std::size_t index_of(const Series& series, int64_t m) {
                                   [m](const SeriesPoint& point) { return point.m == m; });
   EXPECT_NE(found, series.points.end()) << "M=" << m << " not measured";
   return static_cast<std::size_t>(found - series.points.begin());
-}
-
-TEST(NoiseAwareRule, NormalAndStudentQuantilesMatchTables) {
-  EXPECT_NEAR(upper_normal_quantile(0.025), 1.959964, 1e-5);
-  EXPECT_NEAR(upper_normal_quantile(0.05), 1.644854, 1e-5);
-  EXPECT_NEAR(upper_student_quantile(0.025, 15), 2.131450, 1e-4);
-  EXPECT_NEAR(upper_student_quantile(0.005, 5), 4.032143, 1e-4);
-  EXPECT_THROW(upper_normal_quantile(0.7), UserError);
 }
 
 TEST(NoiseAwareRule, FlatNoisySweepHasNoAnomalies) {
@@ -129,17 +121,10 @@ TEST(NoiseAwareRule, RejectsUnusableOptions) {
   EXPECT_THROW(noise_aware_anomalies(series, options), UserError);
 }
 
-class SharedProfiles : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!std::filesystem::exists(shared_file(triage_testing::kTwoPassH200))) GTEST_SKIP() << "no shared data";
-  }
-};
-
-TEST_F(SharedProfiles, TwoPassH200FlagsTheSameBatches) {
-  const std::vector<Series> passes = read_multipass_csv(shared_file(triage_testing::kTwoPassH200).string(), {});
+TEST(SharedProfiles, TwoPassH200FlagsTheSameBatches) {
+  const std::vector<Series> passes = read_multipass_csv(data_file(triage_testing::kTwoPassH200).string(), {});
   ASSERT_EQ(passes.size(), 2u);
-  // The study's rule, for contrast: 1667 and 50 anomalies, Jaccard 0.016 (../shared/README.md).
+  // The study's rule, for contrast: 1667 and 50 anomalies, Jaccard 0.016 (data/README.md).
   const std::set<int64_t> study1 = flagged_ms(low_utils_anomalies(passes[0], 0.85));
   const std::set<int64_t> study2 = flagged_ms(low_utils_anomalies(passes[1], 0.85));
   EXPECT_EQ(study1.size(), 1667u);
@@ -152,8 +137,8 @@ TEST_F(SharedProfiles, TwoPassH200FlagsTheSameBatches) {
   EXPECT_TRUE(noise1.count(704) && noise2.count(704)) << "M=704 runs at half the MFU of its neighbours in both passes";
 }
 
-TEST_F(SharedProfiles, TwoPassStabilityHoldsAcrossWindowsAndQuantiles) {
-  const std::vector<Series> passes = read_multipass_csv(shared_file(triage_testing::kTwoPassH200).string(), {});
+TEST(SharedProfiles, TwoPassStabilityHoldsAcrossWindowsAndQuantiles) {
+  const std::vector<Series> passes = read_multipass_csv(data_file(triage_testing::kTwoPassH200).string(), {});
   for (const int window : {8, 16, 32, 64}) {
     for (const double quantile : {0.75, 0.9}) {
       NoiseAwareOptions options;
@@ -167,14 +152,14 @@ TEST_F(SharedProfiles, TwoPassStabilityHoldsAcrossWindowsAndQuantiles) {
   }
 }
 
-TEST_F(SharedProfiles, InjectedStepsIntoMeasuredProfilesAreFlagged) {
+TEST(SharedProfiles, InjectedStepsIntoMeasuredProfilesAreFlagged) {
   // -20% over 64 batches at three places of each H200 pass, and at two smooth
   // stretches of the RTX 4090 (torch 2.3.0) profile.
   std::vector<std::pair<Series, std::vector<std::size_t>>> cases;
-  for (Series& pass : read_multipass_csv(shared_file(triage_testing::kTwoPassH200).string(), {})) {
+  for (Series& pass : read_multipass_csv(data_file(triage_testing::kTwoPassH200).string(), {})) {
     cases.push_back({std::move(pass), {1000, 3000, 6000}});
   }
-  cases.push_back({read_series_file(shared_file(triage_testing::kRtx4090Torch230).string(), {}).at(0), {3000, 6000}});
+  cases.push_back({read_series_file(data_file(triage_testing::kRtx4090Torch230).string(), {}).at(0), {3000, 6000}});
   for (const auto& [measured, firsts] : cases) {
     for (const std::size_t first : firsts) {
       Series series = measured;
@@ -187,11 +172,11 @@ TEST_F(SharedProfiles, InjectedStepsIntoMeasuredProfilesAreFlagged) {
   }
 }
 
-TEST_F(SharedProfiles, DetectionLimitFollowsTheLocalNoise) {
+TEST(SharedProfiles, DetectionLimitFollowsTheLocalNoise) {
   // Around M=4000 the RTX 4090 (torch 2.3.0) profile scatters by 2.4% from point to
   // point: a -20% step (5% past the bar) is within what that noise can produce at
   // the profile's false-alarm rate, a -30% step is not.
-  const Series measured = read_series_file(shared_file(triage_testing::kRtx4090Torch230).string(), {}).at(0);
+  const Series measured = read_series_file(data_file(triage_testing::kRtx4090Torch230).string(), {}).at(0);
   const auto flagged_in_step = [&](double factor) {
     Series series = measured;
     inject_step(series, 1000, 64, factor);
@@ -204,18 +189,18 @@ TEST_F(SharedProfiles, DetectionLimitFollowsTheLocalNoise) {
   EXPECT_EQ(flagged_in_step(0.7), 64u);
 }
 
-TEST_F(SharedProfiles, A800AlternatingKernelDipsAreFlagged) {
+TEST(SharedProfiles, A800AlternatingKernelDipsAreFlagged) {
   // From M=968 to 1024 the library alternates a 0.52-MFU kernel (M % 8 == 0) with a 0.71 one.
   const Series series = read_series_file(
-      shared_file("fairyspeed/torchgemm_NVIDIA_A800_80GB_PCIe_torch_2.5.1+cu124_K4096_N4096_float16.csv").string(), {})
+      data_file("fairyspeed/torchgemm_NVIDIA_A800_80GB_PCIe_torch_2.5.1+cu124_K4096_N4096_float16.csv").string(), {})
                             .at(0);
   const std::set<int64_t> flagged = flagged_ms(noise_aware_anomalies(series, {}));
   for (int64_t m = 968; m <= 1024; m += 8) EXPECT_TRUE(flagged.count(m)) << "M=" << m;
   for (int64_t m = 972; m <= 1020; m += 8) EXPECT_FALSE(flagged.count(m)) << "M=" << m;
 }
 
-TEST_F(SharedProfiles, Rtx4090KernelSwitchCliffAt2180IsFlagged) {
-  const std::vector<Series> rtx = read_series_file(shared_file(triage_testing::kRtx4090Torch251).string(), {});
+TEST(SharedProfiles, Rtx4090KernelSwitchCliffAt2180IsFlagged) {
+  const std::vector<Series> rtx = read_series_file(data_file(triage_testing::kRtx4090Torch251).string(), {});
   ASSERT_EQ(rtx.size(), 1u);
   const Series& series = rtx[0];
   const auto found = noise_aware_findings(series, {});

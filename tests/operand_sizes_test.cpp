@@ -8,7 +8,9 @@
 namespace shapescope::profiler {
 namespace {
 
-GemmProblem layer(int64_t n, int64_t k, int64_t batch = 1) { return GemmProblem{"big", "gate_up_proj", 1, n, k, batch}; }
+GemmProblem layer(int64_t n, int64_t k, int64_t batch = 1) {
+  return GemmProblem{"big", "gate_up_proj", 1, n, k, batch};
+}
 
 std::string refusal(const std::vector<GemmProblem>& problems, int64_t largest_m, std::size_t memory) {
   try {

@@ -25,7 +25,8 @@ struct Outcome {
 Outcome run_profile(const std::string& arguments) {
   const fs::path binary = fs::path(SHAPESCOPE_BIN_DIR) / "profile";
   const fs::path err_file = fs::temp_directory_path() / ("shapescope_cli_stderr_" + std::to_string(::getpid()));
-  const std::string command = binary.string() + " " + arguments + " 2>" + err_file.string();
+  // `timeout` turns a hang into a failure instead of a stuck test.
+  const std::string command = "timeout 120 " + binary.string() + " " + arguments + " 2>" + err_file.string();
   Outcome outcome;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return outcome;
@@ -84,11 +85,97 @@ TEST_F(ProfileCli, ConfigWhoseSizesOverflowIsRefusedBeforeAllocation) {
   const fs::path config = fs::temp_directory_path() / ("shapescope_big_config_" + std::to_string(::getpid()) + ".json");
   std::ofstream(config) << R"({"model_type": "llama", "hidden_size": 4294967296, "intermediate_size": 4294967296,
                                 "num_attention_heads": 32, "num_key_value_heads": 8})";
+  const fs::path out = fs::temp_directory_path() / ("shapescope_big_out_" + std::to_string(::getpid()));
   expect_user_error("--hf-config " + config.string() + " --model big --backend cpu --m-list 1 --peak-tflops 1 --out " +
-                        (fs::temp_directory_path() / "shapescope_big_out").string(),
+                        out.string(),
                     {"big qkv_proj", "4294967296"});
   fs::remove(config);
-  fs::remove_all(fs::temp_directory_path() / "shapescope_big_out");
+  fs::remove_all(out);
+}
+
+TEST_F(ProfileCli, HugeOrOverflowingSweepsAreRefusedAtOnce) {
+  const fs::path out = fs::temp_directory_path() / ("shapescope_huge_sweep_" + std::to_string(::getpid()));
+  const std::string base = "--model llama3_8b --module o_proj --backend cpu --peak-tflops 1 --out " + out.string();
+  expect_user_error(base + " --m-range 1:1000000000000:1", {"1000000000000 M values", "--allow-large-sweep"});
+  expect_user_error(base + " --m-range 1:100000000:1", {"100000000 M values", "--allow-large-sweep"});
+  expect_user_error(base + " --m-range 9223372036854775806:9223372036854775807:9223372036854775807",
+                    {"M=9223372036854775806"});
+  fs::remove_all(out);
+}
+
+TEST_F(ProfileCli, TwoSweepsIntoOneFileAtOnceKeepEveryRow) {
+  const fs::path out = fs::temp_directory_path() / ("shapescope_two_sweeps_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const std::string binary = (fs::path(SHAPESCOPE_BIN_DIR) / "profile").string();
+  const std::string common = " --model qwen3_4b --module o_proj --tp 8 --backend cpu --threads 1 --kernel cpu_bf16 "
+                             "--peak-tflops 1 --warmup 0 --min-samples 30 --max-samples 30 --out " + out.string();
+  const std::string both = "(" + binary + common + " --m-list 1,2,3,4,5,6 >/dev/null 2>&1; echo $? > " +
+                           (out.string() + "_a") + ") & (" + binary + common + " --m-list 7,8,9,10,11,12 >/dev/null " +
+                           "2>&1; echo $? > " + (out.string() + "_b") + ") & wait";
+  ASSERT_EQ(std::system(("timeout 120 sh -c '" + both + "'").c_str()), 0);
+  for (const char* run : {"_a", "_b"}) {
+    std::ifstream code(out.string() + run);
+    int exit_code = -1;
+    code >> exit_code;
+    EXPECT_EQ(exit_code, 0) << run;
+    fs::remove(out.string() + run);
+  }
+  const shapescope::csv::Table table = shapescope::csv::read_file(out / "qwen3_4b_o_proj_tp8_N2560_K512_cpu_bf16.csv");
+  ASSERT_EQ(table.rows.size(), 12u) << "one run's rows were lost";
+  for (std::size_t i = 0; i < 12; ++i) EXPECT_EQ(table.rows[i][0], std::to_string(i + 1));
+  fs::remove_all(out);
+}
+
+TEST_F(ProfileCli, ResumeWithOtherOptionsIsRefusedBeforeAnyWork) {
+  const fs::path out = fs::temp_directory_path() / ("shapescope_resume_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const std::string arguments = "--model qwen3_4b --module o_proj --tp 8 --backend cpu --threads 1 --kernel cpu_bf16 "
+                                "--peak-tflops 1 --m-list 1,3 --min-samples 2 --warmup 0 --out " + out.string();
+  ASSERT_EQ(run_profile(arguments).exit_code, 0);
+  const fs::path csv = out / "qwen3_4b_o_proj_tp8_N2560_K512_cpu_bf16.csv";
+  const auto written = fs::last_write_time(csv);
+  expect_user_error(arguments + " --hot --m-list 5", {"cannot resume", "cache: cold in the file, hot in this run"});
+  expect_user_error(arguments + " --seed 7", {"seed: 1 in the file, 7 in this run"});
+  EXPECT_EQ(fs::last_write_time(csv), written);
+  std::ofstream(csv) << "batch,kernel_time,flops,utils\n1,10,1,0.5\n3,10,1,0.5\n";  // the study's format
+  expect_user_error(arguments, {"not a shapescope profile"});
+  fs::remove_all(out);
+}
+
+TEST_F(ProfileCli, NumericOptionsMustBeFiniteAndInRange) {
+  const fs::path out = fs::temp_directory_path() / ("shapescope_numeric_options_" + std::to_string(::getpid()));
+  const std::string base =
+      "--model qwen3_4b --module o_proj --tp 8 --backend cpu --kernel cpu_bf16 --m-list 1 --out " + out.string();
+  expect_user_error(base + " --max-seconds-per-point nan", {"--max-seconds-per-point nan", "from 0 to 3600"});
+  expect_user_error(base + " --target-rel-stderr nan", {"--target-rel-stderr nan"});
+  expect_user_error(base + " --target-rel-stderr inf", {"--target-rel-stderr inf"});
+  expect_user_error(base + " --threads 100000", {"--threads 100000", "cores"});
+  expect_user_error(base + " --seed -1", {"--seed -1", "18446744073709551615"});
+  expect_user_error(base + " --peak-tflops nan", {"--peak-tflops nan"});
+  expect_user_error(base + " --repeat 0", {"--repeat 0"});
+  EXPECT_FALSE(fs::exists(out)) << "refused before any work";
+}
+
+TEST_F(ProfileCli, PathsFoldersAndOddFieldsAreOneLineUserErrors) {
+  const fs::path base = fs::temp_directory_path() / ("shapescope_paths_" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  const std::string sweep = "--model qwen3_4b --module o_proj --tp 8 --backend cpu --kernel cpu_bf16 --m-list 1 "
+                            "--peak-tflops 1 --out ";
+  // A folder that can be created, but the CSV's path in it passes PATH_MAX (4096).
+  fs::path deep = base;
+  for (int level = 0; level < 20; ++level) deep /= std::string(201, 'd');
+  ASSERT_LT(deep.string().size(), 4095u);
+  ASSERT_GT(deep.string().size() + 45, 4095u);
+  fs::create_directories(deep);
+  expect_user_error(sweep + deep.string(), {"File name too long"});
+  // A folder where the CSV goes.
+  fs::create_directories(base / "qwen3_4b_o_proj_tp8_N2560_K512_cpu_bf16.csv");
+  expect_user_error(sweep + base.string(), {"a folder where the profile CSV goes"});
+  // A config field holding a newline is echoed escaped, on the one line.
+  const fs::path config = base / "config.json";
+  std::ofstream(config) << R"({"model_type": "not\nllama"})";
+  expect_user_error("--hf-config " + config.string() + " --model x --backend cpu", {"'not\\nllama'"});
+  fs::remove_all(base);
 }
 
 TEST_F(ProfileCli, ListKernelsShowsFormatsAndConfigs) {

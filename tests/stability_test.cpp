@@ -14,7 +14,7 @@
 namespace shapescope::analyze {
 namespace {
 
-using triage_testing::shared_file;
+using triage_testing::data_file;
 
 TEST(Stability, JaccardOfSets) {
   EXPECT_DOUBLE_EQ(jaccard({1, 2, 3}, {2, 3, 4}), 0.5);
@@ -60,8 +60,7 @@ TEST(Stability, MultipassReaderSplitsByPass) {
 }
 
 TEST(Stability, TwoPassH200UnderBothRules) {
-  const auto path = shared_file(triage_testing::kTwoPassH200);
-  SKIP_WITHOUT(path);
+  const auto path = data_file(triage_testing::kTwoPassH200);
   const std::vector<Series> passes = read_series_or_passes(path.string(), {});
   ASSERT_EQ(passes.size(), 2u);
   const AnomalyFinder study = [](const Series& s) { return low_utils_anomalies(s, 0.85); };

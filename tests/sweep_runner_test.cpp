@@ -2,16 +2,23 @@
 // and the rows it writes when a point cannot be measured.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <unistd.h>
 
 #include "common/csv.hpp"
+#include "common/file_lock.hpp"
+#include "common/interrupt.hpp"
 #include "common/user_error.hpp"
-#include "profiler/interrupt.hpp"
+#include "fake_device.hpp"
 #include "profiler/profile_csv.hpp"
+#include "profiler/resume.hpp"
 #include "profiler/sweep_runner.hpp"
 
 namespace shapescope::profiler {
@@ -48,53 +55,18 @@ class FakeGemm final : public kernels::PreparedGemm {
 
 class FakeSession final : public kernels::GemmSession {
  public:
+  explicit FakeSession(std::function<void()> on_prepare = [] {}) : on_prepare_(std::move(on_prepare)) {}
   std::size_t activation_bytes(int64_t m) const override { return std::size_t(m) * 1000; }
   std::unique_ptr<kernels::PreparedGemm> prepare(int64_t m, uint64_t) override {
+    on_prepare_();
     counters.prepared.insert(m);
     ++counters.prepares;
     if (m == 7) throw std::runtime_error("launch failed: out of shared memory");
     return std::make_unique<FakeGemm>(m);
   }
-};
-
-class FixedTimer final : public kernels::Timer {
- public:
-  void start() override {}
-  void stop() override {}
-  double elapsed_us() override { return kFakeRunUs; }
-};
-
-class FixedSequence final : public kernels::RunSequence {
- public:
-  explicit FixedSequence(std::size_t runs) : runs_(runs) {}
-  double replay_us() override { return double(runs_) * kFakeRunUs; }
 
  private:
-  std::size_t runs_;
-};
-
-class FakeDevice final : public kernels::Device {
- public:
-  kernels::BackendKind kind() const override { return kernels::BackendKind::cuda; }
-  kernels::DeviceInfo info() const override {
-    kernels::DeviceInfo info;
-    info.name = "Fake GPU";
-    info.backend = "cuda";
-    info.l2_bytes = l2_bytes;
-    return info;
-  }
-  std::size_t l2_bytes = 0;
-  std::size_t free_bytes = kFakeFreeBytes;
-  std::unique_ptr<kernels::Timer> make_timer() override { return std::make_unique<FixedTimer>(); }
-  void flush_cache() override {}
-  void synchronize() override {}
-  std::size_t free_memory_bytes() const override { return free_bytes; }
-  std::optional<kernels::ClockSample> sample_clock() const override { return std::nullopt; }
-  std::unique_ptr<kernels::RunSequence> capture(const std::vector<kernels::PreparedGemm*>& runs) override {
-    return std::make_unique<FixedSequence>(runs.size());
-  }
-  std::unique_ptr<kernels::Timer> make_kernel_timer() override { return std::make_unique<FixedTimer>(); }
-  std::unique_ptr<kernels::PreparedGemm> empty_run() override { return std::make_unique<FakeGemm>(1); }
+  std::function<void()> on_prepare_;
 };
 
 const char* kFakeKernel = "test_fake_sweep_kernel";
@@ -142,7 +114,13 @@ class SweepRunnerTest : public ::testing::Test {
 
   fs::path out;
   SweepPlan plan;
-  FakeDevice device;
+  testing_fakes::DeviceScript script = [] {
+    testing_fakes::DeviceScript fake;
+    fake.durations_us = {kFakeRunUs};
+    fake.free_bytes = kFakeFreeBytes;
+    return fake;
+  }();
+  testing_fakes::FakeDevice device{script};
 };
 
 TEST_F(SweepRunnerTest, AShapeTheKernelRefusesIsUnsupportedEvenWhenItsSessionCannotOpen) {
@@ -197,11 +175,14 @@ TEST_F(SweepRunnerTest, FailuresBecomeRowsAndTheSweepGoesOn) {
 }
 
 TEST_F(SweepRunnerTest, ResumeKeepsMeasuredRowsAndMeasuresOnlyTheRest) {
-  ProfileRow earlier;
-  earlier.batch = earlier.m = 2;
-  earlier.kernel_time_us = 12345;
-  earlier.kernel_name = "from an earlier run";
-  write_profile_csv(csv(), {earlier});
+  SweepPlan earlier_plan = plan;
+  earlier_plan.m_values = {2};
+  run_sweep(device, earlier_plan);
+  std::vector<ProfileRow> earlier = read_profile_csv(csv());
+  ASSERT_EQ(earlier.size(), 1u);
+  earlier[0].kernel_time_us = 12345;  // marks the row as the earlier run's
+  write_profile_csv(csv(), earlier);
+  counters = {};
   const SweepResult result = run_sweep(device, plan);
   EXPECT_EQ(counters.prepared.count(2), 0u);
   EXPECT_EQ(counters.prepared.count(1), 1u);
@@ -216,6 +197,100 @@ TEST_F(SweepRunnerTest, ResumeKeepsMeasuredRowsAndMeasuresOnlyTheRest) {
   EXPECT_EQ(rows_by_m().size(), 6u);
 }
 
+TEST_F(SweepRunnerTest, ResumeRefusesRowsMeasuredOtherwiseAndNamesTheDifference) {
+  run_sweep(device, plan);  // cold
+  const auto before = rows_by_m();
+  plan.measure.hot = true;
+  for (const auto& attempt : {std::function<void()>([&] { check_resumable(plan, device.info()); }),
+                              std::function<void()>([&] { run_sweep(device, plan); })}) {
+    try {
+      attempt();
+      FAIL() << "a cold file resumed hot";
+    } catch (const UserError& error) {
+      EXPECT_NE(std::string(error.what()).find("cache: cold in the file, hot in this run"), std::string::npos)
+          << error.what();
+    }
+  }
+  EXPECT_EQ(rows_by_m().size(), before.size());
+  plan.measure.hot = false;
+  plan.seed = 2;
+  EXPECT_THROW(check_resumable(plan, device.info()), UserError);
+  plan.seed = 1;
+  EXPECT_NO_THROW(check_resumable(plan, device.info()));
+}
+
+TEST_F(SweepRunnerTest, AStudyFormatCsvOrACsvWithoutItsSidecarIsNotTakenAsMeasured) {
+  std::ofstream(csv()) << "batch,kernel_time,flops,utils\n1,10,1,0.5\n2,10,2,0.5\n";
+  EXPECT_THROW(run_sweep(device, plan), UserError);
+  EXPECT_TRUE(counters.prepared.empty());
+  run_sweep(device, [&] {
+    SweepPlan other = plan;
+    other.out_dir = out / "other";
+    fs::create_directories(other.out_dir);
+    return other;
+  }());
+  fs::copy_file(out / "other" / csv().filename(), csv(), fs::copy_options::overwrite_existing);  // rows, no sidecar
+  try {
+    run_sweep(device, plan);
+    FAIL() << "rows without a sidecar resumed";
+  } catch (const UserError& error) {
+    EXPECT_NE(std::string(error.what()).find("no sidecar"), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(SweepRunnerTest, ASecondRunOnTheSameFileWaitsAndMergesInsteadOfWiping) {
+  SweepPlan first = plan;
+  first.m_values = {1, 2};
+  run_sweep(device, first);
+  auto lock = FileLock::acquire(csv(), [](const std::string&) {}, [] { return false; });  // a run still writing
+  ASSERT_TRUE(lock);
+  counters = {};
+  SweepPlan second = plan;
+  second.m_values = {3, 8};
+  std::thread waiting([&] { run_sweep(device, second); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(rows_by_m().size(), 2u) << "the second run wrote while the first held the file";
+  // The holder adds a row before it lets go: the waiting run must keep it.
+  std::vector<ProfileRow> rows = read_profile_csv(csv());
+  rows.push_back(rows[0]);
+  rows.back().batch = rows.back().m = 5;
+  write_profile_csv(csv(), rows);
+  lock.reset();
+  waiting.join();
+  EXPECT_EQ(counters.prepared, (std::set<int64_t>{8}));  // 3 is unsupported
+  const auto merged = rows_by_m();
+  EXPECT_EQ(merged.size(), 5u);
+  for (const int64_t m : {1, 2, 3, 5, 8}) EXPECT_EQ(merged.count(m), 1u) << m;
+}
+
+TEST_F(SweepRunnerTest, TheSidecarIsOnDiskBeforeTheFirstRow) {
+  kernels::KernelEntry entry = kernels::find_kernel(kFakeKernel);
+  entry.name = "test_fake_sidecar_kernel";
+  static fs::path sidecar;
+  static bool sidecar_seen_first = false;
+  sidecar = sidecar_path(out / profile_file_name(plan.problems[0], entry.name));
+  entry.open = [](kernels::Device&, const kernels::WeightShape&, uint64_t) -> std::unique_ptr<kernels::GemmSession> {
+    sidecar_seen_first = false;
+    return std::make_unique<FakeSession>([] { sidecar_seen_first = fs::exists(sidecar); });
+  };
+  kernels::register_kernel(entry);
+  plan.kernels = {entry.name};
+  plan.m_values = {1};
+  run_sweep(device, plan);
+  EXPECT_TRUE(sidecar_seen_first);
+}
+
+TEST_F(SweepRunnerTest, ACompleteFileWhoseSidecarStillSaysInterruptedIsMarkedComplete) {
+  run_sweep(device, plan);
+  nlohmann::json sidecar = *read_sidecar(csv());
+  sidecar["sweep"]["interrupted"] = true;  // killed between the last CSV write and the sidecar's
+  std::ofstream(sidecar_path(csv())) << sidecar.dump();
+  counters = {};
+  run_sweep(device, plan);
+  EXPECT_TRUE(counters.prepared.empty());
+  EXPECT_EQ((*read_sidecar(csv()))["sweep"]["interrupted"], false);
+}
+
 TEST_F(SweepRunnerTest, InterruptStopsBetweenPointsAndStillWritesTheFile) {
   set_interrupt_requested(true);
   const SweepResult result = run_sweep(device, plan);
@@ -226,8 +301,8 @@ TEST_F(SweepRunnerTest, InterruptStopsBetweenPointsAndStillWritesTheFile) {
 }
 
 TEST_F(SweepRunnerTest, GraphTimingRotatesOverEnoughSessionsToCoverTwiceTheL2) {
-  device.l2_bytes = 2'000'000;       // a run touches 1 MB: four sets cover 2 x L2
-  device.free_bytes = 1'000'000'000;
+  script.l2_bytes = 2'000'000;       // a run touches 1 MB: four sets cover 2 x L2
+  script.free_bytes = 1'000'000'000;
   plan.measure.timing = kernels::TimingMode::graph;
   plan.m_values = {1, 2};
   plan.steady_warm_up = false;  // the clock warm-up opens a session of its own
@@ -244,8 +319,8 @@ TEST_F(SweepRunnerTest, GraphTimingRotatesOverEnoughSessionsToCoverTwiceTheL2) {
 }
 
 TEST_F(SweepRunnerTest, GraphTimingShortOfMemorySaysTheRotationIsPartlyWarm) {
-  device.l2_bytes = 2'000'000;
-  device.free_bytes = 4'500'000;  // half of it holds two 1 MB sets, not four
+  script.l2_bytes = 2'000'000;
+  script.free_bytes = 4'500'000;  // half of it holds two 1 MB sets, not four
   plan.measure.timing = kernels::TimingMode::graph;
   plan.m_values = {1};
   run_sweep(device, plan);
@@ -266,8 +341,8 @@ TEST_F(SweepRunnerTest, AResumedFileTimedAnotherWayIsRefusedBeforeAnyWork) {
 }
 
 TEST_F(SweepRunnerTest, EventTimingUsesOneSessionAndSaysSoInEveryRow) {
-  device.l2_bytes = 2'000'000;
-  device.free_bytes = 1'000'000'000;
+  script.l2_bytes = 2'000'000;
+  script.free_bytes = 1'000'000'000;
   plan.m_values = {1, 2};
   plan.steady_warm_up = false;
   run_sweep(device, plan);

@@ -35,7 +35,10 @@ class TriageCli : public ::testing::Test {
 
   std::pair<int, std::string> run(const std::string& arguments) const {
     const std::filesystem::path log = dir_ / "log.txt";
-    const std::string command = binary_.string() + " " + arguments + " > " + log.string() + " 2>&1";
+    // An argument list that starts with "timeout" names its own binary.
+    const bool wrapped = arguments.rfind("timeout ", 0) == 0;
+    const std::string command =
+        (wrapped ? arguments : binary_.string() + " " + arguments) + " > " + log.string() + " 2>&1";
     const int status = std::system(command.c_str());
     std::stringstream text;
     text << std::ifstream(log).rdbuf();
@@ -62,6 +65,21 @@ TEST_F(TriageCli, WritesPlotReportsAndDispatchWithTheNoiseAwareRule) {
   std::stringstream markdown;
   markdown << std::ifstream(path("p.md")).rdbuf();
   EXPECT_NE(markdown.str().find("| M | MFU |"), std::string::npos);
+}
+
+TEST_F(TriageCli, AbsurdMfuOrNearZeroTimeEndsWithTheRowsExcluded) {
+  // Before the bound, the plot's grid stepped 0.1 up to MFU 1e20 and never ended: `timeout` turns a hang into a
+  // failure.
+  std::ofstream(path("absurd.csv")) << "batch,kernel_time,flops,utils\n1,10,1,0.5\n2,10,2,1e20\n3,1e-300,3,0.5\n"
+                                       "4,10,4,0.52\n8,30,2,0.2\n";
+  const auto [code, output] = run("timeout 20 " + binary_.string() + " " + path("absurd.csv") + " --rule study " +
+                                  "--check-split-gemm --out-dir " + path("out") + " --plot " + path("a.svg") +
+                                  " --report " + path("a.html"));
+  ASSERT_EQ(code, 0) << output;
+  EXPECT_NE(output.find("M=2 (implausible: MFU 1e+20 outside 0..2, line 3)"), std::string::npos) << output;
+  EXPECT_NE(output.find("M=3 (implausible: time 1e-300 us below 0.001 us, line 4)"), std::string::npos) << output;
+  EXPECT_EQ(output.find("100.0% faster"), std::string::npos) << output;
+  EXPECT_LT(std::filesystem::file_size(path("a.svg")), 20000u);
 }
 
 TEST_F(TriageCli, StabilityAloneNeedsNoOtherProfile) {

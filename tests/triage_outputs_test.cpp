@@ -12,7 +12,7 @@
 #include "analyze/plot_svg.hpp"
 #include "analyze/report_html.hpp"
 #include "analyze/report_markdown.hpp"
-#include "analyze/verify_results.hpp"
+#include "common/verify_results.hpp"
 #include "common/user_error.hpp"
 #include "triage_test_support.hpp"
 
@@ -78,6 +78,18 @@ TEST(PlotSvg, DrawsLinesMarkersAxesAndLegend) {
   EXPECT_NE(log_svg.find("log scale"), std::string::npos);
   EXPECT_NE(log_svg.find(">1k</text>"), std::string::npos) << "power-of-two ticks on a log axis";
   EXPECT_THROW(render_mfu_svg({}, options), UserError);
+}
+
+TEST(PlotSvg, GridLinesStayFewWhateverTheValues) {
+  PlotSeries absurd;
+  absurd.label = "absurd";
+  absurd.measured = {{1, 0.5}, {2, 1e20}};
+  const std::string svg = render_mfu_svg({absurd}, {});
+  EXPECT_LE(count(svg, "stroke=\"#e0e0e0\""), 2u * 40u);
+  PlotSeries one_huge_m;
+  one_huge_m.label = "one M";
+  one_huge_m.measured = {{9.2e18, 0.5}};  // M + 1 == M in double: the span must not collapse
+  EXPECT_LE(count(render_mfu_svg({one_huge_m}, {}), "stroke=\"#e0e0e0\""), 2u * 40u);
 }
 
 TEST(PlotSvg, PlanLineLiesAboveTheMeasuredMfuAtPlannedM) {

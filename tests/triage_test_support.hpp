@@ -1,5 +1,5 @@
 // Helpers for the triage tests (noise-aware rule, stability, explain, outputs):
-// the shared data files and synthetic series with controlled noise.
+// the repository's data files and synthetic series with controlled noise.
 #pragma once
 
 #include <cstdint>
@@ -12,23 +12,17 @@
 #include <gtest/gtest.h>
 
 #include "analyze/series.hpp"
+#include "test_data.hpp"
 
 namespace shapescope::analyze::triage_testing {
 
-inline std::filesystem::path shared_file(const std::string& relative) {
-  return std::filesystem::path(SHAPESCOPE_SOURCE_DIR "/../shared/data") / relative;
-}
+inline std::filesystem::path data_file(const std::string& relative) { return testing_data::data_dir() / relative; }
 
 inline const char* kTwoPassH200 = "h200/study_method_twice_fp16_K4096_N14336.csv";
 inline const char* kRtx4090Torch251 =
     "fairyspeed/torchgemm_NVIDIA_GeForce_RTX_4090_torch_2.5.1+cu124_K4096_N14336_dtypefloat16.csv";
 inline const char* kRtx4090Torch230 =
     "fairyspeed/torchgemm_NVIDIA_GeForce_RTX_4090_torch_2.3.0+cu121_K4096_N14336_dtypefloat16.csv";
-
-#define SKIP_WITHOUT(path)                                                              \
-  do {                                                                                  \
-    if (!std::filesystem::exists(path)) GTEST_SKIP() << "shared data not found at " << (path); \
-  } while (false)
 
 // MFU `level(i)` at M = 16, 32, …, with relative Gaussian noise of `noise`
 // (fixed seed, so every run sees the same series). Time follows from MFU.

@@ -2,6 +2,7 @@
 // same threads and tiling the kernels use (no datasheet gives a CPU's sgemm rate).
 #include <chrono>
 
+#include "common/interrupt.hpp"
 #include "kernels/cpu/cpu_gemm.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/parallel_for.hpp"
@@ -19,7 +20,9 @@ double measure_sgemm_peak_tflops(int threads) {
   RowMajorMatrix c(kSize, kSize);
   const int64_t tiles = kSize / kTileN;
   double best_seconds = 0, total_seconds = 0;
-  for (int repeat = 0; repeat < kMinRepeats || total_seconds < kMinSeconds; ++repeat) {
+  // An interrupt ends it after the run in flight: the sweep stops anyway, so the peak no longer matters.
+  for (int repeat = 0; (repeat < kMinRepeats || total_seconds < kMinSeconds) && !(repeat > 0 && interrupt_requested());
+       ++repeat) {
     const auto start = std::chrono::steady_clock::now();
     parallel_for(threads, tiles, [&](int64_t tile) {
       c.middleCols(tile * kTileN, kTileN).noalias() = a * b.middleRows(tile * kTileN, kTileN).transpose();

@@ -137,10 +137,8 @@ std::optional<std::string> missing_device_reason() {
 
 }  // namespace cuda
 
+// Idempotent: registering a name again replaces its entry (kernel_registry.cpp).
 void register_cuda_kernels() {
-  static bool registered = false;  // the registry rejects duplicates; callers may call this twice
-  if (registered) return;
-  registered = true;
   cuda::register_cublaslt_bf16();
   cuda::register_cublaslt_fp8_blockscale();
   cuda::register_own_cuda_kernels();

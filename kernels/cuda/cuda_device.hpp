@@ -1,5 +1,6 @@
-// The CUDA device: one stream for everything timed, cudaEvent timers, an L2 flush
-// by a read pass, NVML clocks, CUDA-graph sequences and CUPTI kernel durations.
+// The CUDA device: one stream for everything timed, cudaEvent timers, an L2
+// flush by a read pass over a buffer larger than L2 (l2_flush.cuh), NVML clocks,
+// CUDA-graph sequences and CUPTI kernel durations.
 //
 // CUDA kernels read stream() on every run() (never cache it): verify-plans
 // redirects runs to other streams with a StreamOverride to run sub-GEMMs concurrently.

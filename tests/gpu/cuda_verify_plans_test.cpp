@@ -1,5 +1,5 @@
 // `profile --verify-plans` on the GPU: a hand-made report with one split plan is
-// run for real; the output is what analyze reads back (analyze/verify_results.hpp).
+// run for real; the output is what analyze reads back (common/verify_results.hpp).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analyze/verify_results.hpp"
+#include "common/verify_results.hpp"
 #include "kernels/cuda/gemm_group.hpp"
 #include "profiler/verify_plans.hpp"
 
@@ -35,9 +35,9 @@ TEST(CudaVerifyPlans, MeasuresAPlanAndWritesWhatAnalyzeReads) {
   std::ofstream(dir / "report.json") << report.dump();
   profiler::VerifyRequest request;
   request.report_path = (dir / "report.json").string();
-  const analyze::VerifyResults results = profiler::verify_plans(*device, request);
+  const VerifyResults results = profiler::verify_plans(*device, request);
   ASSERT_EQ(results.plans.size(), 1u);
-  const analyze::VerifiedPlan& plan = results.plans[0];
+  const VerifiedPlan& plan = results.plans[0];
   std::printf("  M=1000 -> 512+488: monolithic %.2f us, predicted %.2f, serial %.2f, two streams %.2f: %s\n",
               plan.monolithic_us, plan.predicted_us, plan.measured_serial_us, plan.measured_two_streams_us,
               plan.verdict.c_str());
@@ -46,7 +46,7 @@ TEST(CudaVerifyPlans, MeasuresAPlanAndWritesWhatAnalyzeReads) {
   // Serial parts cost at least most of the parts' summed time (the same kernels, one after another).
   EXPECT_GT(plan.measured_serial_us, 0.5 * plan.predicted_us);
 
-  const analyze::VerifyResults reread = analyze::read_verify_results(profiler::default_verify_output(request.report_path));
+  const VerifyResults reread = read_verify_results(profiler::default_verify_output(request.report_path));
   ASSERT_EQ(reread.plans.size(), 1u);
   EXPECT_EQ(reread.plans[0].verdict, plan.verdict);
   EXPECT_EQ(reread.plans[0].parts, (std::vector<int64_t>{512, 488}));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "fake_device.hpp"
 #include "profiler/repeat_sweep.hpp"
 
 namespace shapescope::profiler {
@@ -18,14 +19,14 @@ std::vector<int64_t> ms_of_pass(const std::vector<ScheduledPoint>& schedule, int
   return ms;
 }
 
-TEST(CudaRepeatSweep, OnePassKeepsTheGivenOrder) {
+TEST(RepeatSweep, OnePassKeepsTheGivenOrder) {
   const std::vector<int64_t> ms = {1, 2, 4, 8, 16};
   const auto schedule = repeat_schedule(ms, 1, 42);
   EXPECT_EQ(ms_of_pass(schedule, 0), ms);
   EXPECT_EQ(schedule.size(), ms.size());
 }
 
-TEST(CudaRepeatSweep, PassesRunOneAfterAnotherEachAShuffledPermutation) {
+TEST(RepeatSweep, PassesRunOneAfterAnotherEachAShuffledPermutation) {
   std::vector<int64_t> ms;
   for (int64_t m = 16; m <= 512; m += 16) ms.push_back(m);
   const auto schedule = repeat_schedule(ms, 3, 7);
@@ -60,7 +61,7 @@ ProfileRow pass_row(double time_us, double ci95_us, int64_t samples, double cloc
   return row;
 }
 
-TEST(CudaRepeatSweep, CombinedRowKeepsTheMedianAndTheSpreadOverPasses) {
+TEST(RepeatSweep, CombinedRowKeepsTheMedianAndTheSpreadOverPasses) {
   const ProfileRow combined =
       combine_passes({pass_row(10, 0.1, 5, 1980), pass_row(30, 0.2, 7, 1900), pass_row(12, 0.1, 6, 1950)});
   EXPECT_DOUBLE_EQ(combined.kernel_time_us, 12);
@@ -84,12 +85,12 @@ TEST(CudaRepeatSweep, CombinedRowKeepsTheMedianAndTheSpreadOverPasses) {
   EXPECT_EQ(combined.status, kStatusOk);
 }
 
-TEST(CudaRepeatSweep, WithinPassUncertaintyIsNeverHidden) {
+TEST(RepeatSweep, WithinPassUncertaintyIsNeverHidden) {
   const ProfileRow combined = combine_passes({pass_row(10, 3.0, 5, 1980), pass_row(10, 0.1, 5, 1980)});
   EXPECT_DOUBLE_EQ(combined.ci95_us, 3.0);  // identical medians, but one pass was noisy
 }
 
-TEST(CudaRepeatSweep, AFailingOrThrottledPassMarksThePoint) {
+TEST(RepeatSweep, AFailingOrThrottledPassMarksThePoint) {
   ProfileRow failed = pass_row(11, 0.1, 5, 1980);
   failed.status = kStatusNumericalFail;
   failed.note = "rel_err 0.5 above 0.01";
@@ -105,7 +106,7 @@ TEST(CudaRepeatSweep, AFailingOrThrottledPassMarksThePoint) {
   EXPECT_THROW(combine_passes({}), std::invalid_argument);
 }
 
-TEST(CudaRepeatSweep, PointsBelowTheSteadyClockAreFlagged) {
+TEST(RepeatSweep, PointsBelowTheSteadyClockAreFlagged) {
   ProfileRow row = pass_row(10, 0.1, 5, 1980);
   flag_off_steady_clock(row, 1980);
   EXPECT_EQ(row.status, kStatusOk);
@@ -119,30 +120,13 @@ TEST(CudaRepeatSweep, PointsBelowTheSteadyClockAreFlagged) {
   EXPECT_EQ(failed.status, kStatusError);  // a failure stays a failure
 }
 
-// A device whose clock reads from a script, one reading per sample_clock().
-class ScriptedClockDevice final : public kernels::Device {
- public:
-  explicit ScriptedClockDevice(std::vector<double> clocks) : clocks_(std::move(clocks)) {}
-  kernels::BackendKind kind() const override { return kernels::BackendKind::cpu; }
-  kernels::DeviceInfo info() const override { return {}; }
-  std::unique_ptr<kernels::Timer> make_timer() override { return nullptr; }
-  void flush_cache() override {}
-  void synchronize() override {}
-  std::size_t free_memory_bytes() const override { return 0; }
-  std::optional<kernels::ClockSample> sample_clock() const override {
-    if (clocks_.empty()) return std::nullopt;
-    const double clock = clocks_[std::min(next_++, clocks_.size() - 1)];
-    return kernels::ClockSample{clock, 60, 500};
-  }
-  std::unique_ptr<kernels::RunSequence> capture(const std::vector<kernels::PreparedGemm*>&) override { return nullptr; }
-  std::unique_ptr<kernels::Timer> make_kernel_timer() override { return nullptr; }
-  std::unique_ptr<kernels::PreparedGemm> empty_run() override { return nullptr; }
-  std::size_t readings() const { return next_; }
-
- private:
-  std::vector<double> clocks_;
-  mutable std::size_t next_ = 0;
-};
+// A CPU-kind fake whose SM clock reads `clocks`, one reading per sample_clock() (the last repeats).
+testing_fakes::DeviceScript clock_script(const std::vector<double>& clocks) {
+  testing_fakes::DeviceScript script;
+  script.kind = kernels::BackendKind::cpu;
+  for (const double clock : clocks) script.clocks.push_back({clock, 60, 500});
+  return script;
+}
 
 class CountingGemm final : public kernels::PreparedGemm {
  public:
@@ -153,19 +137,21 @@ class CountingGemm final : public kernels::PreparedGemm {
   int64_t runs = 0;
 };
 
-TEST(CudaRepeatSweep, WarmUpRunsUntilThreeWindowsAgree) {
-  ScriptedClockDevice device({1980, 1900, 1850, 1800, 1795, 1790, 1700});
+TEST(RepeatSweep, WarmUpRunsUntilThreeWindowsAgree) {
+  testing_fakes::DeviceScript script = clock_script({1980, 1900, 1850, 1800, 1795, 1790, 1700});
+  testing_fakes::FakeDevice device(script);
   CountingGemm gemm;
   const SteadyClock steady = warm_until_clock_settles(device, gemm, {0.001, 0.01, 10});
   EXPECT_TRUE(steady.reached);
-  EXPECT_EQ(device.readings(), 6u);  // 1800, 1795, 1790 are within 1%
+  EXPECT_EQ(script.clock_readings, 6u);  // 1800, 1795, 1790 are within 1%
   ASSERT_TRUE(steady.settled.has_value());
   EXPECT_DOUBLE_EQ(steady.settled->sm_clock_mhz, 1790);
   EXPECT_GT(gemm.runs, 0);
 }
 
-TEST(CudaRepeatSweep, WarmUpGivesUpWithoutAClockOrAfterItsLimit) {
-  ScriptedClockDevice silent({});
+TEST(RepeatSweep, WarmUpGivesUpWithoutAClockOrAfterItsLimit) {
+  testing_fakes::DeviceScript no_clock = clock_script({});
+  testing_fakes::FakeDevice silent(no_clock);
   CountingGemm gemm;
   const SteadyClock none = warm_until_clock_settles(silent, gemm, {0.001, 0.01, 10});
   EXPECT_FALSE(none.reached);
@@ -173,7 +159,8 @@ TEST(CudaRepeatSweep, WarmUpGivesUpWithoutAClockOrAfterItsLimit) {
 
   std::vector<double> oscillating;
   for (int i = 0; i < 100000; ++i) oscillating.push_back(i % 2 ? 1500 : 2000);
-  ScriptedClockDevice drifting(oscillating);
+  testing_fakes::DeviceScript drift = clock_script(oscillating);
+  testing_fakes::FakeDevice drifting(drift);
   const SteadyClock gave_up = warm_until_clock_settles(drifting, gemm, {0.001, 0.01, 0.05});
   EXPECT_FALSE(gave_up.reached);
   EXPECT_GE(gave_up.seconds, 0.05);

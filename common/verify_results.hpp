@@ -1,7 +1,8 @@
 // What `profile --verify-plans report.json` measured: each split plan run for
 // real on the GPU, its sub-GEMMs back to back on one stream and concurrently on
-// two, next to the monolithic GEMM. The CUDA side writes this JSON; the report
-// reads it. Schema (times in µs; unknown keys are ignored):
+// two, next to the monolithic GEMM. The one writer (verify_results_json,
+// verified_plan_json: profile) and the one reader (read_verify_results: analyze
+// --verify-results) of this JSON. Schema (times in µs; unknown keys are ignored):
 //   {"device": "NVIDIA H100 80GB HBM3",            (optional)
 //    "plans": [{"series": "llama3_8b_gate_up_tp2",  (optional: which profile)
 //               "m": 2180, "parts": [1088, 1092],
@@ -19,7 +20,11 @@
 #include <string>
 #include <vector>
 
-namespace shapescope::analyze {
+#include <nlohmann/json.hpp>
+
+#include "common/plan_report.hpp"
+
+namespace shapescope {
 
 struct VerifiedPlan {
   std::string series;
@@ -45,7 +50,13 @@ struct VerifyResults {
 // "confirmed" | "weaker" | "refuted" from the two gains, as defined above.
 std::string plan_verdict(double predicted_gain, double measured_gain);
 
+// The file's frame, {"device", "report", "plans": [], "skipped": []}: entries go into "plans" and "skipped".
+nlohmann::json verify_results_json(const std::string& device, const std::string& report_path);
+// One entry of "plans": what was measured for `reported`, its worst rel_err and a note on any failed check.
+nlohmann::json verified_plan_json(const ReportedPlan& reported, const VerifiedPlan& verified, double max_rel_err,
+                                  const std::string& note);
+
 // Throws UserError naming the file, the plan and the field when the JSON does not fit the schema.
 VerifyResults read_verify_results(const std::string& path);
 
-}  // namespace shapescope::analyze
+}  // namespace shapescope

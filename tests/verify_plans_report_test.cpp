@@ -34,7 +34,7 @@ std::string write_report(const json& report) {
   return path.string();
 }
 
-TEST(CudaVerifyPlans, ReadsBestPlansLargestGainFirstAndCapsEachSeries) {
+TEST(VerifyPlansReport, ReadsBestPlansLargestGainFirstAndCapsEachSeries) {
   const json report = {
       {"series",
        {{{"name", "gate_up"},
@@ -64,7 +64,7 @@ TEST(CudaVerifyPlans, ReadsBestPlansLargestGainFirstAndCapsEachSeries) {
   EXPECT_DOUBLE_EQ(plans[1].reported_predicted_us, 190);
 }
 
-TEST(CudaVerifyPlans, RejectsFilesThatAreNotReports) {
+TEST(VerifyPlansReport, RejectsFilesThatAreNotReports) {
   const std::string not_json = write_report(json::array());
   EXPECT_THROW(read_reported_plans(not_json, 10), UserError);
   std::ofstream(not_json) << "{ broken";
@@ -73,7 +73,7 @@ TEST(CudaVerifyPlans, RejectsFilesThatAreNotReports) {
   EXPECT_THROW(read_reported_plans("/nonexistent/report.json", 10), UserError);
 }
 
-TEST(CudaVerifyPlans, DefaultOutputSitsBesideTheReport) {
+TEST(VerifyPlansReport, DefaultOutputSitsBesideTheReport) {
   EXPECT_EQ(default_verify_output("out/report.json"), "out/report.verify.json");
   EXPECT_EQ(default_verify_output("report"), "report.verify.json");
 }

@@ -1,4 +1,4 @@
-#include "analyze/verify_results.hpp"
+#include "common/verify_results.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -9,7 +9,7 @@
 
 #include "common/user_error.hpp"
 
-namespace shapescope::analyze {
+namespace shapescope {
 
 namespace {
 
@@ -39,6 +39,35 @@ std::size_t VerifyResults::count(const std::string& verdict) const {
 std::string plan_verdict(double predicted_gain, double measured_gain) {
   if (measured_gain <= 0) return "refuted";
   return measured_gain >= 0.5 * predicted_gain ? "confirmed" : "weaker";
+}
+
+nlohmann::json verify_results_json(const std::string& device, const std::string& report_path) {
+  return {{"device", device}, {"report", report_path}, {"plans", nlohmann::json::array()},
+          {"skipped", nlohmann::json::array()}};
+}
+
+nlohmann::json verified_plan_json(const ReportedPlan& reported, const VerifiedPlan& verified, double max_rel_err,
+                                  const std::string& note) {
+  return {{"series", verified.series},
+          {"kernel", reported.kernel},
+          {"n", reported.n},
+          {"k", reported.k},
+          {"batch_count", reported.batch_count},
+          {"m", verified.m},
+          {"kind", reported.kind},
+          {"parts", verified.parts},
+          {"predicted_us", verified.predicted_us},
+          {"measured_serial_us", verified.measured_serial_us},
+          {"measured_two_streams_us", verified.measured_two_streams_us},
+          {"monolithic_us", verified.monolithic_us},
+          {"predicted_gain_pct", 100 * verified.predicted_gain()},
+          {"measured_gain_pct", 100 * verified.measured_gain()},
+          {"verdict", verified.verdict},
+          {"report_time_us", reported.reported_time_us},
+          {"report_predicted_us", reported.reported_predicted_us},
+          {"report_gain_pct", reported.reported_gain_pct},
+          {"max_rel_err", max_rel_err},
+          {"note", note}};
 }
 
 VerifyResults read_verify_results(const std::string& path) {
@@ -85,4 +114,4 @@ VerifyResults read_verify_results(const std::string& path) {
   return results;
 }
 
-}  // namespace shapescope::analyze
+}  // namespace shapescope

@@ -10,7 +10,7 @@ namespace shapescope::kernels::cuda {
 namespace {
 
 // DeepSeek-V3 TP8 K values: 2304 (18 K-blocks) and 256 (2) are the ones that need padding.
-TEST(CudaScaleLayout, WeightScaleRowsArePaddedToFourKBlocks) {
+TEST(CublasltScaleLayout, WeightScaleRowsArePaddedToFourKBlocks) {
   EXPECT_EQ(cublaslt_blk128x128_scale_layout(7168, 2304).outer_stride, 20);
   EXPECT_EQ(cublaslt_blk128x128_scale_layout(7168, 256).outer_stride, 4);
   EXPECT_EQ(cublaslt_blk128x128_scale_layout(3072, 1536).outer_stride, 12);
@@ -20,11 +20,11 @@ TEST(CudaScaleLayout, WeightScaleRowsArePaddedToFourKBlocks) {
   EXPECT_EQ(cublaslt_blk128x128_scale_layout(512, 100).outer_stride, 4);  // a partial K block counts
 }
 
-TEST(CudaScaleLayout, UnpaddedWeightScalesKeepTheLogicalRowLength) {
+TEST(CublasltScaleLayout, UnpaddedWeightScalesKeepTheLogicalRowLength) {
   EXPECT_EQ(cublaslt_blk128x128_scale_layout(7168, 2304, false).outer_stride, 18);
 }
 
-TEST(CudaScaleLayout, WeightScalesAreKBlockContiguousAndSizedWithPadding) {
+TEST(CublasltScaleLayout, WeightScalesAreKBlockContiguousAndSizedWithPadding) {
   const ScaleTensorLayout layout = cublaslt_blk128x128_scale_layout(2112, 2304);  // 17 row blocks (2112/128 = 16.5)
   EXPECT_EQ(layout.kgroup_stride, 1);
   EXPECT_EQ(layout.floats, 17 * 20);
@@ -32,7 +32,7 @@ TEST(CudaScaleLayout, WeightScalesAreKBlockContiguousAndSizedWithPadding) {
   EXPECT_EQ(layout.offset(16, 17), 16 * 20 + 17);
 }
 
-TEST(CudaScaleLayout, ActivationScalesAreRowMajorAcrossKGroupsWithoutPadding) {
+TEST(CublasltScaleLayout, ActivationScalesAreRowMajorAcrossKGroupsWithoutPadding) {
   for (int64_t m : {1, 3, 4, 127, 129}) {
     const ScaleTensorLayout layout = cublaslt_vec128_scale_layout(m, 2304);
     EXPECT_EQ(layout.outer_stride, 1) << m;
@@ -42,7 +42,7 @@ TEST(CudaScaleLayout, ActivationScalesAreRowMajorAcrossKGroupsWithoutPadding) {
 }
 
 // Every logical scale gets its own slot inside the allocation, for both layouts.
-TEST(CudaScaleLayout, OffsetsAreDistinctAndInBounds) {
+TEST(CublasltScaleLayout, OffsetsAreDistinctAndInBounds) {
   for (const auto& [rows, k] : {std::pair<int64_t, int64_t>{129, 2304}, {7168, 256}, {3, 7168}}) {
     const ScaleTensorLayout activations = cublaslt_vec128_scale_layout(rows, k);
     const ScaleTensorLayout weights = cublaslt_blk128x128_scale_layout(rows, k);

@@ -1,0 +1,50 @@
+#include "profiler/resume.hpp"
+
+#include <fmt/format.h>
+
+#include "common/user_error.hpp"
+#include "profiler/profile_csv.hpp"
+#include "profiler/sidecar.hpp"
+
+namespace shapescope::profiler {
+
+namespace {
+
+constexpr const char* kMeasureAnew = "use another --out, or delete the file to measure it anew";
+
+}  // namespace
+
+std::vector<ProfileRow> resumable_rows(const std::filesystem::path& csv, const MeasurementFingerprint& fingerprint) {
+  std::vector<ProfileRow> rows = read_profile_csv(csv);
+  if (rows.empty()) return rows;  // nothing measured: nothing to mix
+  const std::optional<nlohmann::json> sidecar = read_sidecar(csv);
+  if (!sidecar) {
+    throw UserError(fmt::format("cannot resume {}: it has no sidecar {}, so how its rows were measured is unknown; {}",
+                                csv.string(), sidecar_path(csv).filename().string(), kMeasureAnew));
+  }
+  const auto recorded = sidecar->find("measurement_fingerprint");
+  if (recorded == sidecar->end()) {
+    throw UserError(fmt::format("cannot resume {}: its sidecar records no measurement fingerprint (an older "
+                                "shapescope wrote it); {}",
+                                csv.string(), kMeasureAnew));
+  }
+  const std::string difference = fingerprint_difference(*recorded, fingerprint);
+  if (!difference.empty()) {
+    throw UserError(fmt::format("cannot resume {}: its rows were measured otherwise ({}); rerun with the file's "
+                                "options, or {}",
+                                csv.string(), difference, kMeasureAnew));
+  }
+  return rows;
+}
+
+void check_resumable(const SweepPlan& plan, const kernels::DeviceInfo& device) {
+  for (const GemmProblem& problem : plan.problems) {
+    for (const std::string& kernel : plan.kernels) {
+      resumable_rows(plan.out_dir / profile_file_name(problem, kernel, plan.measure.timing),
+                     measurement_fingerprint(plan.measure, plan.seed, plan.programmatic_launch,
+                                             kernels::find_kernel(kernel), device));
+    }
+  }
+}
+
+}  // namespace shapescope::profiler

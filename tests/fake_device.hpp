@@ -1,0 +1,120 @@
+// The one fake kernels::Device of the CPU tests: what it reports is scripted
+// (kind, name, L2 size, timer durations, clock readings, free memory) and what it
+// is asked is counted (flushes, captures and their replays, kernel timers, clock
+// readings).
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.hpp"
+
+namespace shapescope::testing_fakes {
+
+struct DeviceScript {
+  kernels::BackendKind kind = kernels::BackendKind::cuda;
+  std::string name = "Fake GPU";
+  std::size_t l2_bytes = 0;
+  std::deque<double> durations_us = {100.0};   // one per timed run (or run in a replay); the last repeats
+  std::deque<kernels::ClockSample> clocks;     // one per sample_clock(); the last repeats; none: no clock
+  std::size_t free_bytes = 0;
+  int flushes = 0, captures = 0, kernel_timers = 0, empty_runs = 0;
+  int batches = 0, batched_launches = 0;       // graph replays and the runs they held
+  std::vector<kernels::PreparedGemm*> last_capture;
+  std::size_t clock_readings = 0;
+
+  double next_duration() {
+    const double duration = durations_us.front();
+    if (durations_us.size() > 1) durations_us.pop_front();
+    return duration;
+  }
+  std::optional<kernels::ClockSample> next_clock() {
+    if (clocks.empty()) return std::nullopt;
+    ++clock_readings;
+    const kernels::ClockSample sample = clocks.front();
+    if (clocks.size() > 1) clocks.pop_front();
+    return sample;
+  }
+};
+
+class FakeTimer final : public kernels::Timer {
+ public:
+  explicit FakeTimer(DeviceScript& script) : script_(script) {}
+  void start() override {}
+  void stop() override { elapsed_ = script_.next_duration(); }
+  double elapsed_us() override { return elapsed_; }
+
+ private:
+  DeviceScript& script_;
+  double elapsed_ = 0;
+};
+
+// A replay takes one scripted duration per run in it.
+class FakeSequence final : public kernels::RunSequence {
+ public:
+  FakeSequence(DeviceScript& script, std::vector<kernels::PreparedGemm*> runs)
+      : script_(script), runs_(std::move(runs)) {}
+  double replay_us() override {
+    ++script_.batches;
+    script_.batched_launches += int(runs_.size());
+    double total = 0;
+    for (kernels::PreparedGemm* run : runs_) {
+      run->run();
+      total += script_.next_duration();
+    }
+    return total;
+  }
+
+ private:
+  DeviceScript& script_;
+  std::vector<kernels::PreparedGemm*> runs_;
+};
+
+// The device's empty kernel: counted, moves nothing.
+class FakeEmptyRun final : public kernels::PreparedGemm {
+ public:
+  explicit FakeEmptyRun(DeviceScript& script) : script_(script) {}
+  void run() override { ++script_.empty_runs; }
+  kernels::CheckResult check() override { return {}; }
+  std::string launch_name() const override { return "empty"; }
+  double min_bytes() const override { return 0; }
+
+ private:
+  DeviceScript& script_;
+};
+
+class FakeDevice final : public kernels::Device {
+ public:
+  explicit FakeDevice(DeviceScript& script) : script_(script) {}
+  kernels::BackendKind kind() const override { return script_.kind; }
+  kernels::DeviceInfo info() const override {
+    kernels::DeviceInfo info;
+    info.name = script_.name;
+    info.backend = kernels::to_string(script_.kind);
+    info.l2_bytes = script_.l2_bytes;
+    return info;
+  }
+  std::unique_ptr<kernels::Timer> make_timer() override { return std::make_unique<FakeTimer>(script_); }
+  void flush_cache() override { ++script_.flushes; }
+  void synchronize() override {}
+  std::size_t free_memory_bytes() const override { return script_.free_bytes; }
+  std::optional<kernels::ClockSample> sample_clock() const override { return script_.next_clock(); }
+  std::unique_ptr<kernels::RunSequence> capture(const std::vector<kernels::PreparedGemm*>& runs) override {
+    ++script_.captures;
+    script_.last_capture = runs;
+    return std::make_unique<FakeSequence>(script_, runs);
+  }
+  std::unique_ptr<kernels::Timer> make_kernel_timer() override {
+    ++script_.kernel_timers;
+    return std::make_unique<FakeTimer>(script_);
+  }
+  std::unique_ptr<kernels::PreparedGemm> empty_run() override { return std::make_unique<FakeEmptyRun>(script_); }
+
+ private:
+  DeviceScript& script_;
+};
+
+}  // namespace shapescope::testing_fakes
