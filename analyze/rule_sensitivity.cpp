@@ -4,6 +4,25 @@
 
 namespace shapescope::analyze {
 
+const std::vector<CliffKind>& benchmark_cliff_kinds() {
+  static const std::vector<CliffKind> kinds = {CliffKind::single_batch, CliffKind::multi_batch,
+                                               CliffKind::kernel_switch};
+  return kinds;
+}
+
+const std::vector<double>& benchmark_cliff_depths() {
+  static const std::vector<double> depths = {0.15, 0.2, 0.3, 0.4, 0.5};
+  return depths;
+}
+
+std::vector<CliffRequest> benchmark_cliffs() {
+  std::vector<CliffRequest> cliffs;
+  for (const CliffKind kind : benchmark_cliff_kinds()) {
+    for (const double depth : benchmark_cliff_depths()) cliffs.push_back({kind, depth});
+  }
+  return cliffs;
+}
+
 void SensitivityTally::add(const SyntheticSweep& sweep, const std::vector<int64_t>& flagged_ms) {
   const std::set<int64_t> flagged(flagged_ms.begin(), flagged_ms.end());
   const auto& points = sweep.series.points;

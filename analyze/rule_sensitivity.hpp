@@ -19,6 +19,11 @@
 
 namespace shapescope::analyze {
 
+// The cliffs of one benchmark sweep: every kind at every depth once.
+const std::vector<CliffKind>& benchmark_cliff_kinds();
+const std::vector<double>& benchmark_cliff_depths();  // 0.15 … 0.5
+std::vector<CliffRequest> benchmark_cliffs();
+
 struct DetectionCount {
   std::size_t found = 0;
   std::size_t injected = 0;
