@@ -16,8 +16,10 @@
 // cliffs and on as many cliff-free sweeps of the same noise.
 //
 // Each sweep with cliffs holds every (kind, depth) once, so a cell of the table
-// is `--sweeps` cliffs. Seeds are the sweep's index from `--seed`: the figures
-// are the same on every machine.
+// is `--sweeps` cliffs; a second table pools, over all sweeps, the single-batch
+// cliffs whose own surroundings scatter within 10% of each level ("where the
+// scatter is ±s"). Seeds are the sweep's index from `--seed`: the figures are
+// the same on every machine.
 #include <cstdio>
 #include <string>
 #include <vector>
