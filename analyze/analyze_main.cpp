@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
   app.add_option("--stability", triage.stability,
                  "repeated sweeps A.csv B.csv ...: flagged sets side by side, Jaccard, anomalies in every run "
                  "(a file with a 'pass' column counts as one run per pass)");
+  app.add_option("--passes", triage.passes,
+                 "passes of one sweep judged together: A.csv B.csv, a file with a 'pass' column, or a profile "
+                 "--repeat file; flags where the drop holds across passes, with each pass's reading");
   app.add_option("--plot", triage.plot_path, "write MFU over M as SVG: a line per profile, anomalies, best plans");
   app.add_flag("--log-m", triage.log_m, "plot M on a log scale");
   app.add_option("--report", triage.report_path, "write the triage report: out.html (self-contained) or out.md");
@@ -73,9 +76,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     request.analysis.rule = parse_anomaly_rule(rule);
     check_before_work(request, triage);
-    // --stability alone needs no other profile: its runs are the input.
-    const bool stability_only = request.inputs.empty() && request.compare.empty() && !triage.stability.empty();
-    int code = stability_only ? 0 : run_analyze(request, std::cout);
+    // --stability and --passes need no other profile: their runs are the input.
+    const bool runs_only = request.inputs.empty() && request.compare.empty() &&
+                           (!triage.stability.empty() || !triage.passes.empty());
+    int code = runs_only ? 0 : run_analyze(request, std::cout);
     if (code == 0 && triage.any(request)) code = run_triage(request, triage, std::cout);
     return code;
   } catch (const CLI::ParseError& error) {

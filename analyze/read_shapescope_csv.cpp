@@ -62,6 +62,8 @@ SeriesPoint to_point(const ProfileRow& row, std::size_t line) {
   point.kernel_name = row.kernel_name;
   point.stddev_us = row.time_us_stddev;
   point.ci95_us = row.ci95_us;
+  point.passes = row.passes;
+  if (row.passes > 1) point.fastest_pass_us = row.time_us_min;
   point.status = row.status;
   point.throttled = row.status == kStatusThrottled;
   point.line = line;

@@ -118,8 +118,9 @@ std::string stability_section(const StabilityReport& stability) {
   }
   std::string common;
   for (const int64_t m : stability.in_every_run) common += fmt::format("{}{}", common.empty() ? "" : ", ", m);
-  return html + fmt::format("</table>\n<p>Flagged in every run ({}): {}</p>\n", stability.in_every_run.size(),
-                            common.empty() ? "none" : common);
+  return html + fmt::format("</table>\n<p>Flagged in every run ({}): {}</p>\n<p>Not reproduced: {}</p>\n",
+                            stability.in_every_run.size(), common.empty() ? "none" : common,
+                            xml_escape(list_not_reproduced(stability, 50)));
 }
 
 }  // namespace

@@ -94,7 +94,8 @@ std::string render_markdown_report(const TriageReport& report) {
       for (const double value : stability.jaccard[i]) cells.push_back(fmt::format("{:.3f}", value));
       text += table_row(cells);
     }
-    text += fmt::format("\nFlagged in every run: {} M.\n", stability.in_every_run.size());
+    text += fmt::format("\nFlagged in every run: {} M. Not reproduced: {}.\n", stability.in_every_run.size(),
+                        list_not_reproduced(stability, 50));
   }
   return text;
 }

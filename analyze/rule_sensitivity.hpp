@@ -12,13 +12,17 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
-#include <utility>
+#include <limits>
 #include <vector>
 
 #include "analyze/synthetic_sweep.hpp"
 
 namespace shapescope::analyze {
+
+// The cliffs of one benchmark sweep: every kind at every depth once.
+const std::vector<CliffKind>& benchmark_cliff_kinds();
+const std::vector<double>& benchmark_cliff_depths();  // 0.15 … 0.5
+std::vector<CliffRequest> benchmark_cliffs();
 
 struct DetectionCount {
   std::size_t found = 0;
@@ -26,15 +30,26 @@ struct DetectionCount {
   double rate() const { return injected ? static_cast<double>(found) / static_cast<double>(injected) : 0; }
 };
 
+struct ScoredCliff {
+  CliffKind kind = CliffKind::single_batch;
+  double depth = 0;
+  double scatter = 0;  // ± of the noise where it starts
+  bool found = false;
+};
+
 struct SensitivityTally {
-  std::map<std::pair<CliffKind, double>, DetectionCount> detection;  // by (kind, depth)
+  std::vector<ScoredCliff> cliffs;
   std::size_t false_alarms = 0;
   std::size_t untouched_batches = 0;
+
+  // Adds what `flagged_ms` (the rule's anomalies on sweep.series) found and mistook.
+  void add(const SyntheticSweep& sweep, const std::vector<int64_t>& flagged_ms);
+  // The cliffs of that kind and depth whose local scatter lies in [scatter_low, scatter_high].
+  DetectionCount detection(CliffKind kind, double depth, double scatter_low = 0,
+                           double scatter_high = std::numeric_limits<double>::infinity()) const;
   double false_alarms_per_1000() const {
     return untouched_batches ? 1000.0 * static_cast<double>(false_alarms) / static_cast<double>(untouched_batches) : 0;
   }
-  // Adds what `flagged_ms` (the rule's anomalies on sweep.series) found and mistook.
-  void add(const SyntheticSweep& sweep, const std::vector<int64_t>& flagged_ms);
 };
 
 }  // namespace shapescope::analyze

@@ -16,6 +16,8 @@ struct SeriesPoint {
   std::string kernel_name; // what the library ran at this M
   double stddev_us = 0;    // 0 when the source does not say
   double ci95_us = 0;      // 0 when the source does not say
+  int64_t passes = 1;      // sweeps this row aggregates (profile --repeat)
+  double fastest_pass_us = 0;  // passes > 1: the fastest pass's median time (time_us_min), else 0
   bool throttled = false;
   std::string status = "ok";
   std::string note;        // why an excluded point was set aside, when the status alone does not say

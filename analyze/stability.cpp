@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -67,11 +68,38 @@ StabilityReport stability_report(std::vector<FlaggedRun> runs, const std::string
   }
   report.measured_by_all = report.runs.front().measured;
   report.in_every_run = report.runs.front().flagged;
-  for (const FlaggedRun& run : report.runs) {
+  std::map<int64_t, AnomalyAgreement> by_m;
+  for (std::size_t r = 0; r < count; ++r) {
+    const FlaggedRun& run = report.runs[r];
     report.measured_by_all = intersect(report.measured_by_all, run.measured);
     report.in_every_run = intersect(report.in_every_run, run.flagged);
+    for (const int64_t m : run.flagged) {
+      by_m[m].m = m;
+      by_m[m].flagged_by.push_back(r);
+    }
+  }
+  for (auto& [m, agreement] : by_m) {
+    for (const FlaggedRun& run : report.runs) {
+      agreement.measured_by += std::binary_search(run.measured.begin(), run.measured.end(), m);
+    }
+    report.anomalies.push_back(std::move(agreement));
   }
   return report;
+}
+
+std::string list_not_reproduced(const StabilityReport& report, std::size_t limit) {
+  std::vector<std::string> items;
+  for (const AnomalyAgreement& anomaly : report.anomalies) {
+    if (anomaly.reproduced() || anomaly.measured_by < 2) continue;
+    std::string runs;
+    for (const std::size_t r : anomaly.flagged_by) runs += fmt::format("{}{}", runs.empty() ? "" : ", ", r + 1);
+    items.push_back(fmt::format("{} (run{} {} of {})", anomaly.m, anomaly.flagged_by.size() > 1 ? "s" : "", runs,
+                                anomaly.measured_by));
+  }
+  std::string text;
+  for (std::size_t i = 0; i < items.size() && i < limit; ++i) text += (i ? ", " : "") + items[i];
+  if (items.size() > limit) text += fmt::format(" … ({} more)", items.size() - limit);
+  return items.empty() ? "none" : fmt::format("{} M: {}", items.size(), text);
 }
 
 std::string format_stability(const StabilityReport& report, std::size_t list_limit) {
@@ -92,6 +120,7 @@ std::string format_stability(const StabilityReport& report, std::size_t list_lim
   }
   text += fmt::format("  flagged in every run: {} M: {}\n", report.in_every_run.size(),
                       list_ms(report.in_every_run, list_limit));
+  text += fmt::format("  not reproduced: {}\n", list_not_reproduced(report, list_limit));
   return text;
 }
 

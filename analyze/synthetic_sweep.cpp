@@ -130,12 +130,14 @@ SyntheticSweep synthetic_sweep(const SweepSpec& spec) {
                          0.2 * std::sin(2 * std::numbers::pi * 13.1 * t + phases[2]);
     const double clock = 1 - spec.drift * t + 0.5 * spec.drift * waves;
     const double local_sigma = sigma * std::exp(std::log(4.0 / 3.0) + std::log(9.0 / 16.0) * t);
+    sweep.scatter.push_back(1.959964 * local_sigma);
     if (i > 0) correlated = spec.ar1 * correlated + std::sqrt(1 - spec.ar1 * spec.ar1) * draws.normal();
     double noise = local_sigma * correlated;
-    if (draws.uniform() < spec.outlier_rate) {
-      const double size = draws.uniform(2, 4) * local_sigma;
-      noise += draws.uniform() < 0.75 ? -size : size;
-    }
+    // Drawn for every batch, so a sweep without outliers has the same noise otherwise.
+    const bool outlier = draws.uniform() < spec.outlier_rate;
+    const double size = draws.uniform(2, 4) * local_sigma;
+    const bool slow = draws.uniform() < 0.75;
+    if (outlier) noise += slow ? -size : size;
     point.utils = level * clock * std::max(1 + noise, 0.05);
     point.kernel_name = fmt::format("gemm_tile_{}", (i + kernel_offset) / kKernelBlock);
     series.points.push_back(point);

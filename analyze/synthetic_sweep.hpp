@@ -66,6 +66,7 @@ struct InjectedCliff {
 struct SyntheticSweep {
   Series series;
   std::vector<InjectedCliff> cliffs;  // in M order
+  std::vector<double> scatter;        // per batch: ± of its noise there (louder at small M)
 };
 
 // No cliff starts before this batch: the rules need predecessors for a reference.

@@ -8,6 +8,7 @@
 
 #include "analyze/dispatch_table.hpp"
 #include "analyze/explain.hpp"
+#include "analyze/pass_agreement.hpp"
 #include "analyze/plot_svg.hpp"
 #include "analyze/read_multipass_csv.hpp"
 #include "analyze/report_html.hpp"
@@ -63,7 +64,7 @@ void check_before_work(const AnalyzeRequest& request, const TriageRequest& triag
 }
 
 bool TriageRequest::any(const AnalyzeRequest& request) const {
-  return (explain_top > 0 && !request.inputs.empty()) || !stability.empty() || !plot_path.empty() ||
+  return (explain_top > 0 && !request.inputs.empty()) || !stability.empty() || !passes.empty() || !plot_path.empty() ||
          !report_path.empty() || !dispatch_path.empty();
 }
 
@@ -117,6 +118,16 @@ int run_triage(const AnalyzeRequest& request, const TriageRequest& triage, std::
     for (const Series& run : runs) flagged.push_back(flag_run(run, find));
     report.stability = stability_report(std::move(flagged), rule);
     fmt::print(out, "{}", format_stability(*report.stability, request.top_n * 3));
+  }
+
+  if (!triage.passes.empty()) {
+    if (request.analysis.rule != AnomalyRule::noise_aware) {
+      throw UserError("--passes judges passes together with the noise-aware rule; leave out --rule study");
+    }
+    NoiseAwareOptions options;
+    options.utils_ratio = request.analysis.rule_options.utils_ratio;
+    fmt::print(out, "{}", format_pass_agreement(pass_agreement_of_files(triage.passes, request.read, options),
+                                                request.top_n * 3));
   }
 
   if (!triage.dispatch_path.empty()) {

@@ -1,4 +1,4 @@
-// The triage half of `analyze`: --stability, --plot/--log-m, --report (.html or
+// The triage half of `analyze`: --stability, --passes, --plot/--log-m, --report (.html or
 // .md), --dispatch and --verify-results. Like run_analyze, the CLI only fills a
 // request; this reads the same inputs with the same options and rule.
 #pragma once
@@ -13,6 +13,7 @@ namespace shapescope::analyze {
 
 struct TriageRequest {
   std::vector<std::string> stability;  // repeated sweeps; a file with a `pass` column gives one run per pass
+  std::vector<std::string> passes;     // passes of one sweep judged together (pass_agreement.hpp)
   std::string plot_path;               // SVG
   bool log_m = false;
   std::string report_path;             // .html: self-contained page; .md: Markdown

@@ -16,8 +16,10 @@
 // cliffs and on as many cliff-free sweeps of the same noise.
 //
 // Each sweep with cliffs holds every (kind, depth) once, so a cell of the table
-// is `--sweeps` cliffs. Seeds are the sweep's index from `--seed`: the figures
-// are the same on every machine.
+// is `--sweeps` cliffs; a second table pools, over all sweeps, the single-batch
+// cliffs whose own surroundings scatter within 10% of each level ("where the
+// scatter is ±s"). Seeds are the sweep's index from `--seed`: the figures are
+// the same on every machine.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -26,6 +28,7 @@
 #include <fmt/format.h>
 
 #include "analyze/anomaly.hpp"
+#include "analyze/noise_aware_rule.hpp"
 #include "analyze/rule_sensitivity.hpp"
 #include "analyze/synthetic_sweep.hpp"
 #include "common/user_error.hpp"
@@ -34,16 +37,15 @@ namespace {
 
 using namespace shapescope::analyze;
 
-const std::vector<CliffKind> kKinds = {CliffKind::single_batch, CliffKind::multi_batch, CliffKind::kernel_switch};
-const std::vector<double> kDepths = {0.15, 0.2, 0.3, 0.4, 0.5};
-
 struct RuleTallies {
   SensitivityTally with_cliffs, cliff_free;
 };
 
-std::vector<int64_t> flagged_ms(const Series& series, AnomalyRule rule) {
+std::vector<int64_t> flagged_ms(const Series& series, AnomalyRule rule, const NoiseAwareOptions& noise_aware) {
   std::vector<int64_t> ms;
-  for (const Anomaly& anomaly : find_anomalies(series, rule, {})) ms.push_back(anomaly.m);
+  const std::vector<Anomaly> anomalies =
+      rule == AnomalyRule::noise_aware ? noise_aware_anomalies(series, noise_aware) : find_anomalies(series, rule, {});
+  for (const Anomaly& anomaly : anomalies) ms.push_back(anomaly.m);
   return ms;
 }
 
@@ -54,6 +56,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   std::vector<double> scatters = {2, 5, 10, 15, 20};
   std::vector<std::string> rule_names = {"study", "noise-aware"};
+  NoiseAwareOptions noise_aware;
   CLI::App app{"anomaly rule sensitivity on synthetic sweeps with injected cliffs"};
   app.add_option("--sweeps", sweeps, "sweeps with cliffs per noise level (and as many cliff-free ones)")
       ->capture_default_str();
@@ -61,24 +64,25 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "seed of the first sweep")->capture_default_str();
   app.add_option("--scatter", scatters, "noise levels ±s in percent")->capture_default_str();
   app.add_option("--rule", rule_names, "rules to measure: study, noise-aware")->capture_default_str();
+  app.add_option("--false-alarm-rate", noise_aware.false_alarm_rate,
+                 "noise-aware rule: chance of a noise-only anomaly per profile")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   try {
     std::vector<AnomalyRule> rules;
     for (const std::string& name : rule_names) rules.push_back(parse_anomaly_rule(name));
-    std::vector<CliffRequest> cliffs;
-    for (const CliffKind kind : kKinds) {
-      for (const double depth : kDepths) cliffs.push_back({kind, depth});
-    }
+    const std::vector<CliffRequest> cliffs = benchmark_cliffs();
+    const std::vector<double>& depths = benchmark_cliff_depths();
 
     std::string table = fmt::format(
         "rule sensitivity: per noise level {} sweeps of {} batches with {} cliffs each (every kind x depth once) and "
-        "{} cliff-free sweeps; seeds {}..{}\n",
-        sweeps, batches, cliffs.size(), sweeps, seed, seed + sweeps - 1);
+        "{} cliff-free sweeps; seeds {}..{}; noise-aware false-alarm rate {:g} per profile\n",
+        sweeps, batches, cliffs.size(), sweeps, seed, seed + sweeps - 1, noise_aware.false_alarm_rate);
     table += "found: single-batch at its M; multi-batch / kernel-switch at its first M +-1 batch. "
              "false alarm: a flag at an M with no injected change.\n\n";
     std::string header = fmt::format("{:<8} {:<14} {:<12}", "scatter", "cliff", "rule");
-    for (const double depth : kDepths) header += fmt::format(" {:>6}", fmt::format("-{:g}%", 100 * depth));
+    for (const double depth : depths) header += fmt::format(" {:>6}", fmt::format("-{:g}%", 100 * depth));
     table += header + "\n";
 
     std::vector<std::vector<RuleTallies>> tallies(scatters.size(), std::vector<RuleTallies>(rules.size()));
@@ -93,19 +97,42 @@ int main(int argc, char** argv) {
         const SyntheticSweep with_cliffs = synthetic_sweep(spec);
         const SyntheticSweep cliff_free = synthetic_sweep(clean);
         for (std::size_t r = 0; r < rules.size(); ++r) {
-          tallies[level][r].with_cliffs.add(with_cliffs, flagged_ms(with_cliffs.series, rules[r]));
-          tallies[level][r].cliff_free.add(cliff_free, flagged_ms(cliff_free.series, rules[r]));
+          tallies[level][r].with_cliffs.add(with_cliffs, flagged_ms(with_cliffs.series, rules[r], noise_aware));
+          tallies[level][r].cliff_free.add(cliff_free, flagged_ms(cliff_free.series, rules[r], noise_aware));
         }
       }
-      for (const CliffKind kind : kKinds) {
+      for (const CliffKind kind : benchmark_cliff_kinds()) {
         for (std::size_t r = 0; r < rules.size(); ++r) {
           std::string row = fmt::format("{:<8} {:<14} {:<12}", fmt::format("±{:g}%", scatters[level]),
                                         to_string(kind), to_string(rules[r]));
-          for (const double depth : kDepths) {
-            row += fmt::format(" {:>5.1f}%", 100 * tallies[level][r].with_cliffs.detection[{kind, depth}].rate());
+          for (const double depth : depths) {
+            row += fmt::format(" {:>5.1f}%", 100 * tallies[level][r].with_cliffs.detection(kind, depth).rate());
           }
           table += row + "\n";
         }
+      }
+    }
+    // The sweeps are louder at small M, so a level's cliffs sit in 3/4 to 4/3 of its scatter;
+    // pooled over all sweeps, the single-batch cliffs whose own surroundings scatter within 10% of each level.
+    table += fmt::format("\nsingle-batch cliffs by the scatter where they sit (within 10% of the level, all sweeps)\n{}\n",
+                         header);
+    for (const double scatter : scatters) {
+      for (std::size_t r = 0; r < rules.size(); ++r) {
+        std::vector<ScoredCliff> pooled;
+        for (const auto& of_level : tallies) {
+          const auto& scored = of_level[r].with_cliffs.cliffs;
+          pooled.insert(pooled.end(), scored.begin(), scored.end());
+        }
+        SensitivityTally all;
+        all.cliffs = std::move(pooled);
+        std::string row = fmt::format("{:<8} {:<14} {:<12}", fmt::format("±{:g}%", scatter), "single-batch",
+                                      to_string(rules[r]));
+        for (const double depth : depths) {
+          const DetectionCount count =
+              all.detection(CliffKind::single_batch, depth, 0.009 * scatter, 0.011 * scatter);
+          row += fmt::format(" {:>6}", count.injected ? fmt::format("{:.1f}%", 100 * count.rate()) : "-");
+        }
+        table += row + "\n";
       }
     }
     table += fmt::format("\nfalse alarms per 1000 batches with no injected change\n{:<8} {:<12} {:>12} {:>14}\n",

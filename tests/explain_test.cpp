@@ -100,13 +100,13 @@ TEST(Explain, UnsupportedAnomalySaysSo) {
   EXPECT_NE(explain_anomaly(series, anomaly).summary().find("no kernel names recorded"), std::string::npos);
 }
 
-TEST(Explain, Rtx4090CliffAt2180IsAKernelSwitch) {
+TEST(Explain, Rtx4090CliffAt3076IsAKernelSwitch) {
   const auto path = data_file(triage_testing::kRtx4090Torch251);
   const Series series = read_series_file(path.string(), {}).at(0);
   const std::vector<Anomaly> anomalies = noise_aware_anomalies(series, {});
-  const auto at_2180 = std::find_if(anomalies.begin(), anomalies.end(), [](const Anomaly& a) { return a.m == 2180; });
-  ASSERT_NE(at_2180, anomalies.end());
-  const Explanation explanation = explain_anomaly(series, *at_2180);
+  const auto at_3076 = std::find_if(anomalies.begin(), anomalies.end(), [](const Anomaly& a) { return a.m == 3076; });
+  ASSERT_NE(at_3076, anomalies.end());
+  const Explanation explanation = explain_anomaly(series, *at_3076);
   ASSERT_FALSE(explanation.causes.empty());
   EXPECT_EQ(explanation.causes[0].kind, CauseKind::kernel_switch);
   EXPECT_NE(explanation.causes[0].evidence.find("128x64"), std::string::npos) << explanation.causes[0].evidence;

@@ -63,15 +63,36 @@ TEST(NoiseAwareRule, StepDropIsFlaggedOverItsWholeRange) {
   EXPECT_EQ(flagged, injected);
 }
 
-TEST(NoiseAwareRule, LoneDeepPointIsFlaggedLoneShallowOneIsNot) {
-  Series series = noisy_series(600, 0.01, [](std::size_t) { return 0.7; });
-  series.points[200].utils = 0.7 * 0.5;
-  series.points[400].utils = 0.7 * 0.845;  // just past the bar: one measurement cannot tell it from noise
-  const std::vector<NoiseAwareAnomaly> found = noise_aware_findings(series, {});
-  ASSERT_EQ(found.size(), 1u);
-  EXPECT_EQ(found[0].anomaly.m, series.points[200].m);
-  EXPECT_EQ(found[0].evidence, NoiseEvidence::shortfall);
+TEST(NoiseAwareRule, LoneDipIsFlaggedWhereItIsBeyondTheLocalNoise) {
+  // 16% below its neighbours: past the bar either way, beyond 1% noise but within 8%.
+  Series quiet = noisy_series(600, 0.01, [](std::size_t) { return 0.7; });
+  quiet.points[200].utils = 0.7 * 0.5;
+  quiet.points[400].utils = 0.7 * 0.84;
+  const std::vector<NoiseAwareAnomaly> found = noise_aware_findings(quiet, {});
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].anomaly.m, quiet.points[200].m);
+  EXPECT_EQ(found[0].evidence, NoiseEvidence::drop);
   EXPECT_NEAR(found[0].anomaly.drop(), 0.5, 0.05);
+  EXPECT_EQ(found[1].anomaly.m, quiet.points[400].m);
+
+  Series loud = noisy_series(600, 0.08, [](std::size_t) { return 0.7; });
+  loud.points[200].utils = 0.7 * 0.5;
+  loud.points[400].utils = 0.7 * 0.84;
+  const std::set<int64_t> flagged = flagged_ms(noise_aware_anomalies(loud, {}));
+  EXPECT_EQ(flagged, std::set<int64_t>{loud.points[200].m});
+}
+
+TEST(NoiseAwareRule, NeighbouringDipsOfTheSameCliffDoNotHideIt) {
+  // A -30% batch whose eight predecessors dip by 8-14% (partial waves of the same cliff), in
+  // 2% noise. Over a 16-batch window holding those dips the noise looked several times larger
+  // and the rule before this one missed the cliff; the local noise leaves the nearest out and
+  // is robust to the rest.
+  Series series = noisy_series(600, 0.02, [](std::size_t) { return 0.7; });
+  for (std::size_t i = 292; i < 300; ++i) inject_step(series, i, 1, 0.92 - 0.06 * static_cast<double>(i - 292) / 7);
+  inject_step(series, 300, 1, 0.7);
+  const std::set<int64_t> flagged = flagged_ms(noise_aware_anomalies(series, {}));
+  EXPECT_TRUE(flagged.count(series.points[300].m));
+  for (std::size_t i = 292; i < 300; ++i) EXPECT_FALSE(flagged.count(series.points[i].m)) << "dips within the bar";
 }
 
 TEST(NoiseAwareRule, StatedUncertaintyDecides) {
@@ -82,19 +103,6 @@ TEST(NoiseAwareRule, StatedUncertaintyDecides) {
   for (SeriesPoint& point : series.points) point.ci95_us = 0.08 * 1.96 * point.time_us;  // ±16%: a 20% drop is noise
   const auto found = noise_aware_findings(series, {});
   EXPECT_TRUE(found.empty());
-}
-
-TEST(NoiseAwareRule, KernelSwitchNeedsOnlyADropBeyondNoise) {
-  Series series = noisy_series(600, 0.004, [](std::size_t) { return 0.86; });
-  for (std::size_t i = 0; i < series.points.size(); ++i) series.points[i].kernel_name = i < 300 ? "128x128" : "128x64";
-  inject_step(series, 300, 300, 0.87);
-  series.points[300].utils = 0.86 * 0.845;  // the switch lands just past the bar, then settles above it
-  const auto found = noise_aware_findings(series, {});
-  ASSERT_FALSE(found.empty());
-  EXPECT_EQ(found[0].anomaly.m, series.points[300].m);
-  EXPECT_EQ(found[0].evidence, NoiseEvidence::kernel_switch);
-  for (SeriesPoint& point : series.points) point.kernel_name.clear();
-  EXPECT_TRUE(noise_aware_anomalies(series, {}).empty()) << "without the switch, a lone shallow point is noise";
 }
 
 TEST(NoiseAwareRule, AlternatingKernelsAreStructureNotNoise) {
@@ -121,7 +129,7 @@ TEST(NoiseAwareRule, RejectsUnusableOptions) {
   EXPECT_THROW(noise_aware_anomalies(series, options), UserError);
 }
 
-TEST(SharedProfiles, TwoPassH200FlagsTheSameBatches) {
+TEST(SharedProfiles, TwoPassH200PassesDifferByOneLoneDipOfPassOne) {
   const std::vector<Series> passes = read_multipass_csv(data_file(triage_testing::kTwoPassH200).string(), {});
   ASSERT_EQ(passes.size(), 2u);
   // The study's rule, for contrast: 1667 and 50 anomalies, Jaccard 0.016 (data/README.md).
@@ -131,22 +139,29 @@ TEST(SharedProfiles, TwoPassH200FlagsTheSameBatches) {
   EXPECT_EQ(study2.size(), 50u);
   EXPECT_LT(set_jaccard(study1, study2), 0.02);
 
-  const std::set<int64_t> noise1 = flagged_ms(noise_aware_anomalies(passes[0], {}));
-  const std::set<int64_t> noise2 = flagged_ms(noise_aware_anomalies(passes[1], {}));
-  EXPECT_GE(set_jaccard(noise1, noise2), 0.9);
-  EXPECT_TRUE(noise1.count(704) && noise2.count(704)) << "M=704 runs at half the MFU of its neighbours in both passes";
+  // M=704 runs at half the MFU of its neighbours in both passes. M=508 ran 20% below its
+  // neighbours in pass 1 only (a disturbed measurement that one pass cannot tell from a
+  // cliff; two passes can, see PassAgreement.*).
+  EXPECT_EQ(flagged_ms(noise_aware_anomalies(passes[0], {})), (std::set<int64_t>{508, 704}));
+  EXPECT_EQ(flagged_ms(noise_aware_anomalies(passes[1], {})), (std::set<int64_t>{704}));
+  const auto around = [](const Series& pass, int64_t m) {
+    const std::size_t i = index_of(pass, m);
+    return pass.points[i].utils / (0.5 * (pass.points[i - 1].utils + pass.points[i + 1].utils));
+  };
+  EXPECT_LT(around(passes[0], 508), 0.82);
+  EXPECT_GT(around(passes[1], 508), 0.98);
 }
 
-TEST(SharedProfiles, TwoPassStabilityHoldsAcrossWindowsAndQuantiles) {
+TEST(SharedProfiles, TwoPassH200CliffHoldsAcrossWindowsAndQuantiles) {
   const std::vector<Series> passes = read_multipass_csv(data_file(triage_testing::kTwoPassH200).string(), {});
   for (const int window : {8, 16, 32, 64}) {
     for (const double quantile : {0.75, 0.9}) {
       NoiseAwareOptions options;
       options.window = window;
       options.envelope_quantile = quantile;
-      EXPECT_GE(set_jaccard(flagged_ms(noise_aware_anomalies(passes[0], options)),
-                            flagged_ms(noise_aware_anomalies(passes[1], options))),
-                0.9)
+      EXPECT_TRUE(flagged_ms(noise_aware_anomalies(passes[0], options)).count(704))
+          << "window " << window << ", quantile " << quantile;
+      EXPECT_EQ(flagged_ms(noise_aware_anomalies(passes[1], options)), std::set<int64_t>{704})
           << "window " << window << ", quantile " << quantile;
     }
   }
@@ -154,7 +169,9 @@ TEST(SharedProfiles, TwoPassStabilityHoldsAcrossWindowsAndQuantiles) {
 
 TEST(SharedProfiles, InjectedStepsIntoMeasuredProfilesAreFlagged) {
   // -20% over 64 batches at three places of each H200 pass, and at two smooth
-  // stretches of the RTX 4090 (torch 2.3.0) profile.
+  // stretches of the RTX 4090 (torch 2.3.0) profile. The bar stays where the step
+  // began, so where the profile underneath rises by more than the bar's margin during
+  // the step (H200 pass 2 from M=4196, a 5% wave) the step's tail is no longer below it.
   std::vector<std::pair<Series, std::vector<std::size_t>>> cases;
   for (Series& pass : read_multipass_csv(data_file(triage_testing::kTwoPassH200).string(), {})) {
     cases.push_back({std::move(pass), {1000, 3000, 6000}});
@@ -167,15 +184,14 @@ TEST(SharedProfiles, InjectedStepsIntoMeasuredProfilesAreFlagged) {
       const std::set<int64_t> flagged = flagged_ms(noise_aware_anomalies(series, {}));
       std::size_t found = 0;
       for (std::size_t i = first; i < first + 64; ++i) found += flagged.count(series.points[i].m);
-      EXPECT_EQ(found, 64u) << series.name << ": -20% from M=" << series.points[first].m;
+      EXPECT_TRUE(flagged.count(series.points[first].m)) << series.name << ": -20% from M=" << series.points[first].m;
+      EXPECT_GE(found, 56u) << series.name << ": -20% from M=" << series.points[first].m;
     }
   }
 }
 
-TEST(SharedProfiles, DetectionLimitFollowsTheLocalNoise) {
-  // Around M=4000 the RTX 4090 (torch 2.3.0) profile scatters by 2.4% from point to
-  // point: a -20% step (5% past the bar) is within what that noise can produce at
-  // the profile's false-alarm rate, a -30% step is not.
+TEST(SharedProfiles, StepsPastTheBarAreFlaggedInANoisyStretch) {
+  // Around M=4000 the RTX 4090 (torch 2.3.0) profile scatters by 2.4% from point to point.
   const Series measured = read_series_file(data_file(triage_testing::kRtx4090Torch230).string(), {}).at(0);
   const auto flagged_in_step = [&](double factor) {
     Series series = measured;
@@ -185,7 +201,7 @@ TEST(SharedProfiles, DetectionLimitFollowsTheLocalNoise) {
     for (std::size_t i = 1000; i < 1064; ++i) found += flagged.count(series.points[i].m);
     return found;
   };
-  EXPECT_EQ(flagged_in_step(0.8), 0u);
+  EXPECT_EQ(flagged_in_step(0.9), 0u) << "a -10% step is within the bar";
   EXPECT_EQ(flagged_in_step(0.7), 64u);
 }
 
@@ -199,17 +215,27 @@ TEST(SharedProfiles, A800AlternatingKernelDipsAreFlagged) {
   for (int64_t m = 972; m <= 1020; m += 8) EXPECT_FALSE(flagged.count(m)) << "M=" << m;
 }
 
-TEST(SharedProfiles, Rtx4090KernelSwitchCliffAt2180IsFlagged) {
+TEST(SharedProfiles, Rtx4090KernelSwitchCliffAt3076IsFlagged) {
+  // 128x128 -> 128x64 at M=3076: MFU 0.872 -> 0.743 (at M=2180 the same switch lands 14.6%
+  // below the level of the batches before it, just short of the bar).
   const std::vector<Series> rtx = read_series_file(data_file(triage_testing::kRtx4090Torch251).string(), {});
   ASSERT_EQ(rtx.size(), 1u);
   const Series& series = rtx[0];
   const auto found = noise_aware_findings(series, {});
-  const auto at_2180 = std::find_if(found.begin(), found.end(), [](const auto& f) { return f.anomaly.m == 2180; });
-  ASSERT_NE(at_2180, found.end());
-  EXPECT_EQ(at_2180->evidence, NoiseEvidence::kernel_switch);
-  EXPECT_NEAR(at_2180->anomaly.utils, 0.73229, 1e-9);
-  EXPECT_GT(at_2180->anomaly.reference_utils, 0.86);
-  EXPECT_NE(series.points[index_of(series, 2180)].kernel_name, series.points[index_of(series, 2176)].kernel_name);
+  const auto at_3076 = std::find_if(found.begin(), found.end(), [](const auto& f) { return f.anomaly.m == 3076; });
+  ASSERT_NE(at_3076, found.end());
+  EXPECT_EQ(at_3076->evidence, NoiseEvidence::drop);
+  EXPECT_NEAR(at_3076->anomaly.utils, 0.74271, 1e-9);
+  EXPECT_GT(at_3076->anomaly.reference_utils, 0.87);
+  EXPECT_NE(series.points[index_of(series, 3076)].kernel_name, series.points[index_of(series, 3072)].kernel_name);
+}
+
+TEST(SharedProfiles, WaveQuantizationCliffInTheRisingPartIsFlagged) {
+  // RTX 4090 (torch 2.3.0): M=128 -> 132 starts a new wave of tiles, MFU 0.612 -> 0.438, while
+  // the MFU still rises steeply with M; the noise around a trend line is small, so the cliff
+  // is far beyond it.
+  const Series series = read_series_file(data_file(triage_testing::kRtx4090Torch230).string(), {}).at(0);
+  EXPECT_TRUE(flagged_ms(noise_aware_anomalies(series, {})).count(132));
 }
 
 }  // namespace

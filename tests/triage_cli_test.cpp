@@ -90,6 +90,20 @@ TEST_F(TriageCli, StabilityAloneNeedsNoOtherProfile) {
   EXPECT_NE(output.find("stability of the noise-aware rule over 2 runs"), std::string::npos) << output;
 }
 
+TEST_F(TriageCli, PassesJudgesTwoFilesTogether) {
+  // The same profile twice: the cliff at M = 400..480 holds in both passes.
+  std::filesystem::copy_file(path("p.csv"), path("q.csv"));
+  const auto [code, output] = run("--passes " + path("p.csv") + " " + path("q.csv"));
+  ASSERT_EQ(code, 0) << output;
+  EXPECT_NE(output.find("the drop holds across passes at 6 M: 400 416 432 448 464 480"), std::string::npos) << output;
+  const auto [study, study_output] = run("--rule study --passes " + path("p.csv") + " " + path("q.csv"));
+  EXPECT_NE(study, 0);
+  EXPECT_NE(study_output.find("leave out --rule study"), std::string::npos) << study_output;
+  const auto [one, one_output] = run("--passes " + path("p.csv"));
+  EXPECT_NE(one, 0);
+  EXPECT_NE(one_output.find("no row aggregates several passes"), std::string::npos) << one_output;
+}
+
 TEST_F(TriageCli, UnusableCombinationsFailWithOneLine) {
   const auto [bad_report, report_output] = run(path("p.csv") + " --out-dir " + path("out") + " --report " + path("r.txt"));
   EXPECT_NE(bad_report, 0);

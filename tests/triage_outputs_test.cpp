@@ -125,7 +125,7 @@ TEST(TriageReport, HtmlIsSelfContainedAndHasEveryTable) {
   plan.verdict = plan_verdict(plan.predicted_gain(), plan.measured_gain());
   verify.plans.push_back(plan);
   report.verify = verify;
-  report.stability = stability_report({{"run 1", {16, 32}, {32}}, {"run 2", {16, 32}, {32}}}, "noise-aware");
+  report.stability = stability_report({{"run 1", {16, 32}, {16, 32}}, {"run 2", {16, 32}, {32}}}, "noise-aware");
   report.row_limit = 5;
 
   const std::string html = render_html_report(report);
@@ -138,11 +138,13 @@ TEST(TriageReport, HtmlIsSelfContainedAndHasEveryTable) {
   EXPECT_NE(html.find("15 smaller drops not listed"), std::string::npos);
   EXPECT_NE(html.find("class=\"weaker\""), std::string::npos) << "5% measured vs 20% predicted";
   EXPECT_NE(html.find("Flagged in every run (1): 32"), std::string::npos);
+  EXPECT_NE(html.find("Not reproduced: 1 M: 16 (run 1 of 2)"), std::string::npos);
 
   const std::string markdown = render_markdown_report(report);
   EXPECT_NE(markdown.find("| M | MFU |"), std::string::npos);
   EXPECT_NE(markdown.find("1 plans: 0 confirmed, 1 weaker, 0 refuted"), std::string::npos);
   EXPECT_NE(markdown.find("## Stability"), std::string::npos);
+  EXPECT_NE(markdown.find("Not reproduced: 1 M: 16 (run 1 of 2)."), std::string::npos);
 }
 
 TEST(VerifyResults, VerdictsAndReader) {
