@@ -7,8 +7,10 @@
 #include <CLI/CLI.hpp>
 
 #include "analyze/analyze_command.hpp"
+#include "analyze/capture_command.hpp"
 #include "analyze/triage_command.hpp"
 #include "common/cli_errors.hpp"
+#include "common/user_error.hpp"
 
 int main(int argc, char** argv) {
   using namespace shapescope::analyze;
@@ -40,8 +42,9 @@ int main(int argc, char** argv) {
       ->option_text("first|fastest|median (default fastest)");
   app.add_option("--peak-tflops", request.read.peak_tflops_override,
                  "peak TFLOP/s for MFU (needed for AITER tables of devices not in the peak table)");
-  app.add_option("--m-weights", request.m_weights_path, "CSV m,weight: weight recoverable time by traffic")
-      ->check(CLI::ExistingFile);
+  app.add_option("--m-weights", request.m_weights_path,
+                 "CSV m,weight: weight recoverable time by traffic; with --capture-sizes also uniform:B, "
+                 "geometric:R or zipf:S");
   app.add_option("--top", request.top_n, "rows in the worst-drop and worst-slowdown lists")->capture_default_str();
   app.add_option("--compare", request.compare, "A.csv B.csv: speedup of B over A on the points both hold")
       ->expected(2);
@@ -72,8 +75,36 @@ int main(int argc, char** argv) {
                  "profile --verify-plans output to show in the report")
       ->check(CLI::ExistingFile);
 
+  CaptureRequest capture;
+  app.add_flag("--capture-sizes", capture.enabled,
+               "recommend CUDA-graph capture sizes from a model's profiles (every module at one TP) for the "
+               "--m-weights batch distribution, against vLLM's default list");
+  app.add_option("--max-graphs", capture.options.max_graphs, "capture sizes: the most graphs the engine may capture");
+  app.add_option("--max-batch", capture.options.max_batch,
+                 "capture sizes: the engine's largest batch (default: the distribution's largest)");
+  app.add_option("--hf-config", capture.hf_config,
+                 "capture sizes: the model's layers from a Hugging Face config.json instead of the catalog")
+      ->check(CLI::ExistingFile);
+  app.add_option("--exclude-module", capture.exclude_modules,
+                 "capture sizes: leave a module out of the step (e.g. kv_b_proj under absorbed-MLA decode); "
+                 "repeatable");
+
   try {
     app.parse(argc, argv);
+    if (capture.enabled) {
+      if (!request.compare.empty() || !triage.stability.empty() || !triage.passes.empty() || !triage.plot_path.empty() ||
+          !triage.dispatch_path.empty() || !triage.verify_results_path.empty() || request.analysis.check_split) {
+        throw shapescope::UserError("--capture-sizes runs on its own; drop --compare, --stability, --passes, --plot, "
+                                    "--dispatch, --verify-results and --check-split-gemm");
+      }
+      capture.report_path = triage.report_path;
+      return run_capture_sizes(request, capture, std::cout);
+    }
+    if (capture.options.max_graphs || capture.options.max_batch || !capture.hf_config.empty() ||
+        !capture.exclude_modules.empty()) {
+      throw shapescope::UserError("--max-graphs, --max-batch, --hf-config and --exclude-module apply to "
+                                  "--capture-sizes; add it or drop them");
+    }
     request.analysis.rule = parse_anomaly_rule(rule);
     check_before_work(request, triage);
     // --stability and --passes need no other profile: their runs are the input.

@@ -30,6 +30,14 @@ MWeights MWeights::read(const std::string& path) {
   return result;
 }
 
+MWeights MWeights::from_weights(std::map<int64_t, double> weights, std::string source) {
+  MWeights result;
+  result.uniform_ = false;
+  result.weights_ = std::move(weights);
+  result.source_ = std::move(source);
+  return result;
+}
+
 double MWeights::weight(int64_t m) const {
   if (uniform_) return 1.0;
   const auto it = weights_.find(m);

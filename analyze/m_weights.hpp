@@ -15,6 +15,8 @@ class MWeights {
   // Throws UserError with file:line on a malformed row, a negative or
   // non-finite weight, or a repeated M.
   static MWeights read(const std::string& path);
+  // A histogram built in code (named distributions); `source` says what it is.
+  static MWeights from_weights(std::map<int64_t, double> weights, std::string source);
 
   bool uniform() const { return uniform_; }
   // An M missing from a histogram does not occur in serving: weight 0.

@@ -39,7 +39,7 @@ const json* member(const json& node, const char* section, const char* key) {
 }
 
 // The profiler's layout (profiler/sidecar.cpp): device.{name, multiprocessors},
-// problem.{model, module}. Absent or mistyped keys leave the fields unknown.
+// problem.{model, module, tp, grouped}. Absent or mistyped keys leave the fields unknown.
 void describe_from_sidecar(Series& series, const json& sidecar) {
   const auto text = [&](const char* section, const char* key) {
     const json* value = member(sidecar, section, key);
@@ -50,6 +50,10 @@ void describe_from_sidecar(Series& series, const json& sidecar) {
   if (series.device.empty()) series.device = text("device", "name");
   if (const json* sms = member(sidecar, "device", "multiprocessors"); sms && sms->is_number_integer()) {
     series.multiprocessors = sms->get<int>();
+  }
+  if (const json* tp = member(sidecar, "problem", "tp"); tp && tp->is_number_integer()) series.tp = tp->get<int>();
+  if (const json* grouped = member(sidecar, "problem", "grouped"); grouped && grouped->is_boolean()) {
+    series.grouped = grouped->get<bool>();
   }
 }
 

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <fmt/ranges.h>
+
+#include "analyze/capture_report.hpp"
 #include "analyze/plot_svg.hpp"
 
 namespace shapescope::analyze {
@@ -123,12 +126,95 @@ std::string stability_section(const StabilityReport& stability) {
                             xml_escape(list_not_reproduced(stability, 50)));
 }
 
+std::string page_start(const std::string& title) {
+  return fmt::format("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                     "<title>{0}</title><style>{1}</style></head><body>\n<h1>{0}</h1>\n",
+                     xml_escape(title), kStyle);
+}
+
+std::string size_table(const EvaluatedList& list) {
+  std::string html = "<table>\n" + header_row({"size", "batches served", "count", "weight", "mean padding (rows)",
+                                                "T(size) µs", "share of expected time"});
+  for (const SizeUse& use : list.evaluation.uses) {
+    const std::string served = use.batches == 0 ? "none" : fmt::format("{}–{}", use.batch_min, use.batch_max);
+    html += "<tr>" + cell(fmt::format("{}", use.size), true) + cell(served, true) +
+            cell(fmt::format("{}", use.batches), true) + cell(fmt::format("{:.2f}%", 100 * use.weight), true) +
+            cell(fmt::format("{:.2f}", use.mean_padding), true) + cell(fmt::format("{:.1f}", use.time_us), true) +
+            cell(fmt::format("{:.1f}%", 100 * use.weight * use.time_us / list.evaluation.expected_us), true) +
+            "</tr>\n";
+  }
+  return html + "</table>\n";
+}
+
+std::string note_list(const std::vector<std::string>& notes) {
+  if (notes.empty()) return "";
+  std::string html = "<ul class=\"note\">\n";
+  for (const std::string& note : notes) html += "<li>" + xml_escape(note) + "</li>\n";
+  return html + "</ul>\n";
+}
+
+std::string capture_section(const CaptureRecommendation& recommendation) {
+  const StepTimeModel& model = *recommendation.model;
+  std::string html = fmt::format(
+      "<h2>Capture sizes</h2>\n<p>{} at tp{} on {}. Step time T(M) = Σ over {} modules of layers × the module's "
+      "fastest profile at M, on the {} M values {}–{} every module measured (no interpolation); a batch b runs padded "
+      "to the smallest captured size ≥ b. Batches: {} ({} sizes up to {}, max batch {}).</p>\n",
+      xml_escape(model.model), model.tp, xml_escape(model.device.empty() ? "an unknown device" : model.device),
+      model.modules.size(), model.grid.size(), model.grid.front(), model.grid.back(),
+      xml_escape(recommendation.distribution), recommendation.problem.batches.size(), recommendation.largest_batch,
+      recommendation.max_batch);
+  const int64_t last_size = recommendation.problem.sizes.back();
+  html += "<table>\n" + header_row({"module", "N", "K", "batch", "layers", "cost model",
+                                    fmt::format("share of T({})", last_size), "profiles"});
+  for (std::size_t i = 0; i < model.modules.size(); ++i) {
+    const ModuleTerm& term = model.modules[i];
+    std::vector<std::string> kernels;
+    for (const Series* series : term.profiles) kernels.push_back(series->kernel);
+    html += "<tr>" + cell(term.problem.module) + cell(fmt::format("{}", term.problem.n), true) +
+            cell(fmt::format("{}", term.problem.k), true) + cell(fmt::format("{}", term.problem.batch_count), true) +
+            cell(fmt::format("{}", term.layers), true) + cell(to_string(term.cost_model)) +
+            cell(fmt::format("{:.1f}%", 100 * module_share(model, i, last_size)), true) +
+            cell(fmt::format("{}", fmt::join(kernels, ", "))) + "</tr>\n";
+  }
+  html += "</table>\n";
+  std::vector<std::string> notes = model.notes;
+  if (!model.excluded.empty()) notes.push_back(fmt::format("left out: {}", fmt::join(model.excluded, ", ")));
+  notes.insert(notes.end(), recommendation.notes.begin(), recommendation.notes.end());
+  html += note_list(notes);
+
+  html += "<table>\n" + header_row({"list", "graphs", "expected step µs", "vs vLLM default"});
+  for (const EvaluatedList& list : recommendation.lists) {
+    html += "<tr>" + cell(list.label) + cell(fmt::format("{}", list.evaluation.sizes.size()), true) +
+            cell(fmt::format("{:.2f}", list.evaluation.expected_us), true) +
+            cell(change_against_default(recommendation, list), true) + "</tr>\n";
+  }
+  html += "</table>\n";
+  const EvaluatedList& recommended = recommendation.recommended();
+  std::string syntax = vllm_compilation_config(recommended.evaluation.sizes) + "\n";
+  if (const std::string sizes = vllm_cuda_graph_sizes(recommended.evaluation.sizes); !sizes.empty()) {
+    syntax += sizes + "\n";
+  }
+  syntax += sglang_cuda_graph_bs(recommended.evaluation.sizes);
+  html += fmt::format("<h3>Recommended: {}</h3>\n<pre>{}</pre>\n", xml_escape(recommended.label), xml_escape(syntax));
+  html += size_table(recommended);
+  for (const EvaluatedList& list : recommendation.lists) {
+    if (&list == &recommended) continue;
+    html += fmt::format("<details><summary>{} — per size</summary>\n", xml_escape(list.label)) + note_list(list.notes) +
+            size_table(list) + "</details>\n";
+  }
+  return html;
+}
+
 }  // namespace
 
+std::string render_capture_html(const CaptureRecommendation& recommendation) {
+  const StepTimeModel& model = *recommendation.model;
+  return page_start(fmt::format("shapescope capture sizes: {} tp{}", model.model, model.tp)) +
+         capture_section(recommendation) + "</body></html>\n";
+}
+
 std::string render_html_report(const TriageReport& report) {
-  std::string html = fmt::format("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                                 "<title>{0}</title><style>{1}</style></head><body>\n<h1>{0}</h1>\n",
-                                 xml_escape(report.title), kStyle);
+  std::string html = page_start(report.title);
   html += fmt::format("<p class=\"note\">Anomaly rule: {}. Causes are what the data supports; plans are predicted "
                       "from the profile's own measurements.</p>\n",
                       xml_escape(report.rule));

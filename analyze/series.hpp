@@ -39,6 +39,8 @@ struct Series {
   std::string kernel;        // kernel registry name or library, "" when unknown
   std::string dtype;
   std::string model, module; // when known
+  int tp = 0;                // tensor-parallel degree from the sidecar; 0 when unknown
+  bool grouped = false;      // sidecar problem.grouped: one launch over every routed expert, M = the step's tokens
   int64_t n = 0, k = 0, batch_count = 1;  // 0 when unknown (study files carry them in the name)
   double peak_tflops = 0;
   std::string timing;        // shapescope's timing mode (events | graph | kernel); "" when the source does not say

@@ -118,7 +118,9 @@ void parse_layer_counts(const json& document, const std::string& source, ModelSp
   }
   if (!document.contains("module_layers")) return;
   const json& counts = document.at("module_layers");
-  if (!counts.is_object()) throw UserError(fmt::format("{}: 'module_layers' must be an object {{module: layers}}", source));
+  if (!counts.is_object()) {
+    throw UserError(fmt::format("{}: 'module_layers' must be an object {{module: layers}}", source));
+  }
   if (spec.num_hidden_layers == 0) {
     throw UserError(fmt::format("{}: 'module_layers' needs 'num_hidden_layers' beside it", source));
   }
@@ -126,7 +128,8 @@ void parse_layer_counts(const json& document, const std::string& source, ModelSp
     const bool known = std::any_of(spec.layers.begin(), spec.layers.end(),
                                    [&](const LinearLayer& layer) { return layer.name == item.key(); });
     if (!known) {
-      throw UserError(fmt::format("{}: module_layers names '{}', which is not a layer of the model", source, item.key()));
+      throw UserError(
+          fmt::format("{}: module_layers names '{}', which is not a layer of the model", source, item.key()));
     }
     const int64_t layers = positive_integer(counts, item.key().c_str(), source + " module_layers");
     if (layers > spec.num_hidden_layers) {
