@@ -6,7 +6,8 @@
 // blocks, as deep a shared-memory ring as fits. Small M (decode) is weight-streaming:
 // 64-row units, two math warpgroups on alternate K blocks, and split-K across the CTAs
 // of a cluster where too few tiles would leave SMs idle. Larger M picks the tile shape
-// and split a small cost model of the grid prefers.
+// and split a small cost model of the grid prefers. Everything device-dependent comes
+// from an Fp8DeviceSpec (fp8_blockscale_device_spec.hpp).
 #pragma once
 
 #include <algorithm>
@@ -19,23 +20,20 @@
 #include <vector>
 
 #include "common/user_error.hpp"
+#include "kernels/cuda/fp8_blockscale_device_spec.hpp"
 #include "kernels/kernel.hpp"
 
 namespace shapescope::kernels::cuda {
 
 constexpr int kFp8BlockK = 128;
 constexpr int kFp8SmallMLimit = 64;
-constexpr int kFp8SharedLimit = 227 * 1024 - 1024 - 256;  // Hopper's per-CTA limit, less alignment and barriers
-constexpr int kFp8MaxSplit = 6;  // split-K runs in a thread-block cluster
-
-// How many clusters of `split` CTAs (one per SM) are resident at once. A cluster lives in
-// one GPC, so the SMs a GPC cannot fill with whole clusters stay idle: on the H100
-// (132 SMs) cudaOccupancyMaxActiveClusters gave 66, 39, 30 and 17 clusters of 2, 3, 4 and
-// 6 (a 4-split of 32 tiles then runs in two waves). Splits of 5 (not measured) are not used.
-inline int64_t fitting_clusters(int64_t split, int64_t multiprocessors) {
-  const double usable = split == 3 ? 117.0 / 132 : split == 4 ? 120.0 / 132 : split == 6 ? 102.0 / 132 : 1.0;
-  return std::max<int64_t>(int64_t(double(multiprocessors) * usable) / split, 1);
-}
+// The rings of the compiled instances are sized for the opt-in shared memory of sm_90 (the
+// only architecture they are built for: H100, H200 and GH200 all offer 227 KB per block),
+// less the 1 KB alignment of the dynamic part and the barriers (static shared memory). A
+// device offering less runs only the configurations that fit it (fp8_fits_device).
+constexpr int kFp8CompiledSharedOptin = 227 * 1024;
+constexpr int kFp8BarrierBytes = 256;
+constexpr int kFp8RingBudget = kFp8CompiledSharedOptin - 1024 - kFp8BarrierBytes;
 
 // Shared memory of one CTA, less the ring: the staged bf16 C tile, the partial f32
 // tiles of K groups 1.., and under split-K this rank's partial tile.
@@ -50,7 +48,7 @@ constexpr int fp8_stage_bytes(int row_groups, int block_n) {
 // The deepest ring that fits beside them, a multiple of the K groups (each stage always
 // serves one group); 0: the configuration does not fit.
 constexpr int fp8_stages(int row_groups, int k_groups, int block_n, bool cluster_split) {
-  const int fitting = std::max(0, kFp8SharedLimit - fp8_fixed_shared_bytes(row_groups, k_groups, block_n, cluster_split)) /
+  const int fitting = std::max(0, kFp8RingBudget - fp8_fixed_shared_bytes(row_groups, k_groups, block_n, cluster_split)) /
                       fp8_stage_bytes(row_groups, block_n);
   return fitting / k_groups * k_groups;
 }
@@ -84,6 +82,12 @@ struct Fp8Instance {
            c.cluster_split() == cluster_split;
   }
   constexpr int stages() const { return fp8_stages(row_groups, k_groups, block_n, cluster_split); }
+  // Its configuration with `split` CTAs per cluster (before the grid is sized).
+  Fp8BlockscaleConfig with_split_k(int split) const {
+    Fp8BlockscaleConfig config{row_groups, k_groups, block_n};
+    config.split_k = split;
+    return config;
+  }
 };
 
 // The instances fp8_blockscale.cu compiles, one line each (its launch table is generated
@@ -125,6 +129,12 @@ constexpr int fp8_instance_index(const Fp8BlockscaleConfig& config) {
 }
 inline bool fp8_config_compiled(const Fp8BlockscaleConfig& config) { return fp8_instance_index(config) >= 0; }
 
+// Whether a configuration's CTA (ring, staging, partial tiles, barriers) fits the device's
+// shared memory per block.
+inline bool fp8_fits_device(const Fp8BlockscaleConfig& config, const Fp8DeviceSpec& spec) {
+  return config.shared_bytes() + kFp8BarrierBytes <= spec.shared_bytes_per_block_optin;
+}
+
 // A cost model of the persistent grid, in µs (docs/KERNEL_NOTES.md says where each
 // constant was measured on an H100). The grid runs ceil(tiles / clusters) rounds; a
 // K block of a unit costs the longest of its tensor-core time, one warpgroup's serial
@@ -150,13 +160,15 @@ struct GridCostModel {
   double partial_tile_us = 1.0;  // rank 0 pulling one 64 x 128 f32 partial tile from another SM
 
   double microseconds(const GemmShape& shape, const Fp8BlockscaleConfig& config, int64_t split,
-                      int64_t multiprocessors) const {
+                      const Fp8DeviceSpec& spec) const {
     const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
     const int64_t tiles =
         (shape.m + config.block_m() - 1) / config.block_m() * ((shape.n + config.block_n - 1) / config.block_n);
     const int64_t per_split = (kblocks + split - 1) / split;
     const int64_t used_splits = (kblocks + per_split - 1) / per_split;
-    const int64_t clusters = std::min(tiles, fitting_clusters(used_splits, multiprocessors));
+    const int64_t fitting = spec.fitting_clusters(used_splits);
+    if (fitting < 1) return INFINITY;  // this split does not run on the device
+    const int64_t clusters = std::min(tiles, fitting);
     const int64_t rounds = (tiles + clusters - 1) / clusters;
     const double a_rows = double(std::min<int64_t>(config.block_m(), (shape.m + 7) / 8 * 8));
     const double stage_bytes = (a_rows + config.block_n) * kFp8BlockK;
@@ -184,21 +196,21 @@ inline int forced_fp8_setting(const char* name) {
 }
 
 inline Fp8BlockscaleConfig with_split(Fp8BlockscaleConfig config, const GemmShape& shape, int64_t split,
-                                      int multiprocessors) {
+                                      const Fp8DeviceSpec& spec) {
   const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
   config.kblocks_per_split = int((kblocks + split - 1) / split);
   config.split_k = int((kblocks + config.kblocks_per_split - 1) / config.kblocks_per_split);  // no empty split
   const int64_t tiles =
       (shape.m + config.block_m() - 1) / config.block_m() * ((shape.n + config.block_n - 1) / config.block_n);
-  // Whole clusters only; the launch trims this further to the clusters that fit at once.
-  config.ctas = int(std::min<int64_t>(tiles, fitting_clusters(config.split_k, multiprocessors)) * config.split_k);
+  // Whole clusters, as many as are resident at once (0 when this split does not run).
+  config.ctas = int(std::min<int64_t>(tiles, spec.fitting_clusters(config.split_k)) * config.split_k);
   return config;
 }
 
-inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, int multiprocessors) {
+inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, const Fp8DeviceSpec& spec) {
   // Candidates: every compiled instance (64-row streaming tiles only at decode sizes), each
-  // with every split it runs; the cheapest wins (the first among near-equals: fewer splits,
-  // smaller tiles).
+  // with every split it runs that the device holds; the cheapest wins (the first among
+  // near-equals: fewer splits, smaller tiles).
   const int forced_rows = forced_fp8_setting("SHAPESCOPE_FP8_ROW_GROUPS");
   const int forced_n = forced_fp8_setting("SHAPESCOPE_FP8_BLOCK_N");
   const int forced_split = forced_fp8_setting("SHAPESCOPE_FP8_SPLIT_K");
@@ -216,20 +228,24 @@ inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, 
     const int64_t first_split = instance.cluster_split ? 2 : 1;
     const int64_t last_split = instance.cluster_split ? std::min<int64_t>(kblocks, kFp8MaxSplit) : 1;
     for (int64_t split = first_split; split <= last_split; ++split) {
-      if (split == 5) continue;  // no measured cluster fit
       if (forced_split > 0 && split != std::min<int64_t>(forced_split, kblocks)) continue;
-      const Fp8BlockscaleConfig candidate = with_split(tile, shape, split, multiprocessors);
+      const Fp8BlockscaleConfig candidate = with_split(tile, shape, split, spec);
       if (candidate.split_k != split) continue;  // each split once
-      const double us = model.microseconds(shape, candidate, candidate.split_k, multiprocessors);
+      if (candidate.ctas < 1 || !fp8_fits_device(candidate, spec)) continue;
+      const double us = model.microseconds(shape, candidate, candidate.split_k, spec);
       if (us < best_us * 0.97) {
         best_us = us;
         best = candidate;
       }
     }
   }
-  if (!best)
+  if (!best && (forced_tile || forced_split > 0))
     throw UserError("fp8_blockscale: no compiled instance for the forced SHAPESCOPE_FP8_* settings at M=" +
-                    std::to_string(shape.m) + "; unset them or force a tile from kFp8Instances");
+                    std::to_string(shape.m) + " on " + spec.name + "; unset them or force a tile from kFp8Instances");
+  if (!best)
+    throw UserError("fp8_blockscale: no compiled instance fits " + spec.name + " (" +
+                    std::to_string(spec.shared_bytes_per_block_optin) + " bytes of shared memory per block) at M=" +
+                    std::to_string(shape.m) + "; pick another kernel");
   return *best;
 }
 

@@ -13,6 +13,7 @@
 
 #include "common/model_catalog.hpp"
 #include "common/user_error.hpp"
+#include "kernels/cuda/fp8_blockscale.hpp"
 #include "kernels/kernel.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
@@ -167,6 +168,30 @@ TEST(OwnKernels, ProgrammaticDependentLaunchKeepsResultsExact) {
     EXPECT_TRUE(gemm->check().passed(kExpectedError)) << "after the graph of 16 launches";
   }
   device->set_programmatic_launch(false);
+}
+
+// The FP8 heuristic's device spec, queried from the runtime: plausible on any GPU, and on
+// an H100 SXM the figures the reference spec (the listing without a GPU) was written from.
+TEST(OwnKernels, Fp8DeviceSpecIsQueriedFromTheGpu) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  const cuda::Fp8DeviceSpec spec = cuda::fp8_device_spec(0);
+  const cuda::Fp8DeviceSpec reference = cuda::fp8_reference_spec();
+  std::printf("  %s: %d SMs, %d bytes per block; clusters of 2..6: %d %d %d %d %d\n", spec.name.c_str(),
+              spec.multiprocessors, spec.shared_bytes_per_block_optin, spec.clusters_by_split[2],
+              spec.clusters_by_split[3], spec.clusters_by_split[4], spec.clusters_by_split[5], spec.clusters_by_split[6]);
+  EXPECT_EQ(spec.multiprocessors, device->info().multiprocessors);
+  EXPECT_EQ(spec.clusters_by_split[1], spec.multiprocessors);
+  for (int split = 2; split <= cuda::kFp8MaxSplit; ++split) {
+    EXPECT_GT(spec.clusters_by_split[std::size_t(split)], 0) << "split " << split;
+    EXPECT_LE(spec.clusters_by_split[std::size_t(split)] * split, spec.multiprocessors) << "split " << split;
+  }
+  if (spec.name.find("H100") != std::string::npos && spec.multiprocessors == reference.multiprocessors) {
+    EXPECT_EQ(spec.shared_bytes_per_block_optin, reference.shared_bytes_per_block_optin);
+    for (const int split : {2, 3, 4, 6})
+      EXPECT_EQ(spec.clusters_by_split[std::size_t(split)], reference.clusters_by_split[std::size_t(split)])
+          << "split " << split;
+  }
 }
 
 TEST(OwnKernels, UnsupportedShapesAreNamed) {
