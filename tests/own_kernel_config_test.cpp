@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,9 +18,9 @@ namespace {
 
 const Fp8DeviceSpec kH100 = fp8_reference_spec();
 // Made up: fewer SMs in GPCs of 10, which hold no cluster of 4 or 6 whole.
-const Fp8DeviceSpec kSmallGpu{"small", 80, 227 * 1024, {0, 80, 40, 24, 0, 16, 0}};
+const Fp8DeviceSpec kSmallGpu{"small", 80, 227 * 1024, 30 << 20, {0, 80, 40, 24, 0, 16, 0}};
 // Made up: more SMs than the H100 and at least as many clusters of every split.
-const Fp8DeviceSpec kLargeGpu{"large", 160, 227 * 1024, {0, 160, 80, 51, 40, 30, 25}};
+const Fp8DeviceSpec kLargeGpu{"large", 160, 227 * 1024, 60 << 20, {0, 160, 80, 51, 40, 30, 25}};
 const std::vector<Fp8DeviceSpec> kSpecs = {kH100, kSmallGpu, kLargeGpu};
 
 std::string trace(const Fp8DeviceSpec& spec, const GemmShape& shape, const Fp8BlockscaleConfig& config) {
@@ -73,22 +75,33 @@ TEST(Fp8BlockscaleConfig, GridIsResidentWholeClustersAndSplitsOnlyAnUnfilledGrid
 }
 
 // Which splits run comes from the device: the H100 was never measured with clusters of 5,
-// the small GPU holds none of 4 or 6. Where the heuristic splits 4- or 6-way on a GPU that
-// holds them, it must pick something else on one that does not.
+// the small GPU holds none of 4 or 6, and a GPU like the H100 but without the splits the
+// H100 picks on these shapes must pick something else wherever it would have split.
 TEST(Fp8BlockscaleConfig, NeverChoosesASplitWhoseClustersDoNotFit) {
-  int wide_splits_elsewhere = 0;
-  for (const WeightCase& w : kDeepSeekTp8) {
-    for (int64_t m = 1; m <= 256; m += 5) {
-      const GemmShape shape{m, w.n, w.k, 1};
-      for (const Fp8DeviceSpec& spec : kSpecs) {
-        const Fp8BlockscaleConfig config = choose_fp8_blockscale_config(shape, spec);
-        SCOPED_TRACE(trace(spec, shape, config));
-        EXPECT_GT(spec.clusters_by_split.at(std::size_t(config.split_k)), 0);
-        if (&spec != &kSmallGpu && (config.split_k == 4 || config.split_k == 6)) ++wide_splits_elsewhere;
+  const auto each_choice = [](const Fp8DeviceSpec& spec, const auto& visit) {
+    for (const WeightCase& w : kDeepSeekTp8) {
+      for (int64_t m = 1; m <= 512; m += 5) {
+        const GemmShape shape{m, w.n, w.k, 1};
+        visit(shape, choose_fp8_blockscale_config(shape, spec));
       }
     }
+  };
+  Fp8DeviceSpec without = kH100;
+  without.name = "H100 without its splits";
+  int splits_on_h100 = 0;
+  each_choice(kH100, [&](const GemmShape&, const Fp8BlockscaleConfig& config) {
+    if (config.split_k > 1) {
+      without.clusters_by_split.at(std::size_t(config.split_k)) = 0;
+      ++splits_on_h100;
+    }
+  });
+  ASSERT_GT(splits_on_h100, 0) << "the H100 splits K somewhere on these shapes";
+  for (const Fp8DeviceSpec& spec : {kH100, kSmallGpu, kLargeGpu, without}) {
+    each_choice(spec, [&](const GemmShape& shape, const Fp8BlockscaleConfig& config) {
+      SCOPED_TRACE(trace(spec, shape, config));
+      EXPECT_GT(spec.clusters_by_split.at(std::size_t(config.split_k)), 0);
+    });
   }
-  EXPECT_GT(wide_splits_elsewhere, 0) << "the H100 and the large GPU split 4- or 6-way somewhere";
 }
 
 // The compiled rings are sized for 227 KB: a device offering less runs only what fits, and
@@ -144,12 +157,49 @@ TEST(Fp8BlockscaleConfig, SplitsAndTilesWhereMeasurementsSaidTheyPay) {
   EXPECT_EQ(config_at(1, 7168, 256).split_k, 1);    // two K blocks: nothing to split
   EXPECT_EQ(config_at(1, 7168, 2048).split_k, 1);   // 56 tiles: split 1 ran 12.1 us, split 2 14.7 us
   EXPECT_EQ(config_at(64, 3072, 1536).split_k, 1);  // 24 tiles of 12 K blocks: 9.4 us against 11.5 us
-  EXPECT_GT(config_at(1, 2112, 7168).split_k, 1);   // 17 tiles of 56 K blocks: 19.9 us, split 2 16.5 us
   EXPECT_GE(config_at(1, 512, 7168).split_k, 2);    // 4 tiles: 20.0 us, split 4 15.1 us
   EXPECT_EQ(config_at(1, 512, 7168).block_m(), 64);
   // 128 x 256 tiles on wide prefill GEMMs: N=36864, K=7168, M=4096 ran 1847 us against 2229 us (128 x 128).
   EXPECT_EQ(config_at(4096, 36864, 7168).block_n, 256);
   EXPECT_EQ(config_at(4096, 36864, 7168).split_k, 1);
+  // The profiles at 96b0225: gate_up (N=4608) ran 64-row units in 20.8-21.6 us at M=136-192 and
+  // 128 x 128 split 2 in 26-27 us at M=72-128; qkv_a (N=2112) 64-row units in 20.1 us at M=392
+  // and 128 x 128 split 2 or 3 in 22-25 us at M=200-384.
+  EXPECT_EQ(config_at(128, 4608, 7168).block_m(), 64);
+  EXPECT_EQ(config_at(128, 4608, 7168).split_k, 1);
+  EXPECT_EQ(config_at(300, 2112, 7168).block_m(), 64);
+  // DeepSeek-V3 TP1 gate_up at M=128 (lead's H100 sweep): 128 x 128 ran 20% slower than 64-row units.
+  EXPECT_EQ(config_at(128, 36864, 7168).block_m(), 64);
+}
+
+// The choice is the model's envelope along M: a larger M never switches to a configuration
+// the model prices above running that M with the configuration the smaller M chose (only to
+// save a split may it, within the tie band), and the modelled time never drops by more
+// than the band as M grows. On an H100, llama3_8b gate_up (TP2) switched from 128 x 256 at
+// M=896 to 128 x 128 at M=912-944, priced above 128 x 256 there, and lost 16-18% MFU.
+TEST(Fp8BlockscaleConfig, LargerMNeverSwitchesToAConfigurationModelledSlower) {
+  const GridCostModel model;
+  std::vector<WeightCase> shapes = {{14336, 4096}, {36864, 7168}};  // llama3_8b gate_up TP2, DeepSeek-V3 TP1 gate_up
+  shapes.insert(shapes.end(), std::begin(kDeepSeekTp8), std::end(kDeepSeekTp8));
+  for (const WeightCase& w : shapes) {
+    std::optional<Fp8BlockscaleConfig> previous;
+    double slowest = 0;
+    for (int64_t m = 16; m <= 8192; m += 16) {
+      const GemmShape shape{m, w.n, w.k, 1};
+      const Fp8BlockscaleConfig chosen = choose_fp8_blockscale_config(shape, kH100);
+      const double us = model.microseconds(shape, chosen, chosen.split_k, kH100);
+      SCOPED_TRACE(trace(kH100, shape, chosen) + " " + std::to_string(us) + " us");
+      if (previous && describe(chosen) != describe(*previous)) {
+        const Fp8BlockscaleConfig kept = with_split(*previous, shape, previous->split_k, kH100);
+        const double kept_us = model.microseconds(shape, kept, kept.split_k, kH100);
+        const double allowed = chosen.split_k < kept.split_k ? kept_us / (1.0 - kFp8SplitTieBand) : kept_us;
+        EXPECT_LE(us, allowed) << "switched from " << describe(kept) << " (" << kept_us << " us)";
+      }
+      EXPECT_GE(us, (1.0 - kFp8SplitTieBand) * slowest) << "a larger M modelled faster";
+      slowest = std::max(slowest, us);
+      previous = chosen;
+    }
+  }
 }
 
 // `profile --list-kernels` shows the configuration for the GPU present, or says it used the

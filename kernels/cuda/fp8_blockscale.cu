@@ -132,6 +132,9 @@ Fp8DeviceSpec query_device_spec(int ordinal) {
   CUDA_CHECK(cudaDeviceGetAttribute(&spec.multiprocessors, cudaDevAttrMultiProcessorCount, ordinal));
   CUDA_CHECK(cudaDeviceGetAttribute(&spec.shared_bytes_per_block_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
                                     ordinal));
+  int l2_bytes = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, ordinal));
+  spec.l2_bytes = l2_bytes;
   spec.clusters_by_split[1] = spec.multiprocessors;
   for (int split = 2; split <= kFp8MaxSplit; ++split)
     spec.clusters_by_split[std::size_t(split)] =

@@ -16,6 +16,7 @@ struct Fp8DeviceSpec {
   std::string name;
   int multiprocessors = 0;
   int shared_bytes_per_block_optin = 0;  // cudaDevAttrMaxSharedMemoryPerBlockOptin
+  int64_t l2_bytes = 0;                  // cudaDevAttrL2CacheSize
   // Clusters of `split` CTAs resident at once (cudaOccupancyMaxActiveClusters on the split
   // instances with their shared memory and block size; the fewest over the instances). A
   // cluster lives in one GPC, so SMs a GPC cannot fill with whole clusters stay idle.
@@ -27,11 +28,11 @@ struct Fp8DeviceSpec {
   }
 };
 
-// An H100 SXM as measured (docs/KERNEL_NOTES.md, v11): 132 SMs, 227 KB per block, and
-// cudaOccupancyMaxActiveClusters 66, 39, 30 and 17 clusters of 2, 3, 4 and 6 CTAs (a 4-split
+// An H100 SXM as measured (docs/KERNEL_NOTES.md, v11): 132 SMs, 227 KB per block, 50 MB of
+// L2, and cudaOccupancyMaxActiveClusters 66, 39, 30 and 17 clusters of 2, 3, 4 and 6 CTAs (a 4-split
 // of 32 tiles then runs in two waves); splits of 5 were not measured, so not used.
 inline Fp8DeviceSpec fp8_reference_spec() {
-  return Fp8DeviceSpec{"H100 SXM", 132, 227 * 1024, {0, 132, 66, 39, 30, 0, 17}};
+  return Fp8DeviceSpec{"H100 SXM", 132, 227 * 1024, 50 << 20, {0, 132, 66, 39, 30, 0, 17}};
 }
 
 }  // namespace shapescope::kernels::cuda

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -124,18 +125,24 @@ TEST(OwnKernels, A16w8BatchedMatchesReferenceOnMlaShapes) {
 }
 
 // Split-K runs in clusters whose ranks hand partial tiles to rank 0 through barrier
-// phases; a phase left unbalanced by one launch would hang or mis-sum the next one.
+// phases; a phase left unbalanced by one launch would hang or mis-sum the next one. Every
+// cluster size the device holds is forced once (the heuristic picks only some of them).
 TEST(OwnKernels, SplitKRunsRepeatedlyWithFreshOutputs) {
   const auto device = open_device();
   REQUIRE_GPU(device);
   const KernelEntry& entry = find_kernel("fp8_blockscale");
-  ASSERT_GT(entry.tile_for(GemmShape{4, 2112, 7168, 1})[2], 1) << "this shape should split K at M=4";
-  const auto session = entry.open(*device, WeightShape{2112, 7168, 1}, 0x5eed);
-  const auto gemm = session->prepare(4, 0xfeed);
-  for (int repeat = 0; repeat < 3; ++repeat) {
-    const CheckResult result = gemm->check();
-    EXPECT_TRUE(result.passed(kExpectedError)) << "repeat " << repeat << ": rel_err " << result.rel_err
-                                               << ", unwritten " << result.unwritten;
+  const auto session = entry.open(*device, WeightShape{512, 7168, 1}, 0x5eed);  // 4 tiles of 56 K blocks
+  for (int split = 2; split <= cuda::kFp8MaxSplit; ++split) {
+    ASSERT_EQ(setenv("SHAPESCOPE_FP8_SPLIT_K", std::to_string(split).c_str(), 1), 0);
+    const auto gemm = session->prepare(4, 0xfeed + uint64_t(split));
+    unsetenv("SHAPESCOPE_FP8_SPLIT_K");
+    const std::string name = gemm->launch_name();
+    EXPECT_NE(name.find("_splitk" + std::to_string(split) + "_"), std::string::npos) << name;
+    for (int repeat = 0; repeat < 3; ++repeat) {
+      const CheckResult result = gemm->check();
+      EXPECT_TRUE(result.passed(kExpectedError)) << name << " repeat " << repeat << ": rel_err " << result.rel_err
+                                                 << ", unwritten " << result.unwritten;
+    }
   }
 }
 
@@ -150,7 +157,7 @@ TEST(OwnKernels, ProgrammaticDependentLaunchKeepsResultsExact) {
     WeightShape weights;
     int64_t m;
   };
-  const std::vector<Case> cases = {{"fp8_blockscale", {2112, 7168, 1}, 4},       // split-K clusters
+  const std::vector<Case> cases = {{"fp8_blockscale", {512, 7168, 1}, 4},        // split-K clusters
                                    {"fp8_blockscale", {4608, 7168, 1}, 1024},    // one CTA per SM, no cluster
                                    {"fp8_blockscale_bpreshuffle", {512, 7168, 1}, 64},
                                    {"a16w8_blockscale_batched", {128, 512, 16}, 8}};
