@@ -2,9 +2,11 @@
 // promotion), with B row-major; the session here also serves the pre-shuffled entry.
 #include "kernels/cuda/fp8_blockscale.hpp"
 
+#include <algorithm>
 #include <array>
-#include <atomic>
 #include <iterator>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <utility>
 
@@ -21,20 +23,62 @@
 namespace shapescope::kernels::cuda {
 namespace {
 
-// Launches instance kIndex of kFp8Instances; under split-K as (split_k, 1, 1) clusters, as
-// many as fit at once; `programmatic`: with programmatic dependent launch (the kernel waits
-// for the previous grid before touching global memory).
 template <std::size_t kIndex, bool kPreshuffledB>
-void launch_instance(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, bool programmatic,
-                     cudaStream_t stream) {
+auto instance_kernel() {
   constexpr Fp8Instance kInstance = kFp8Instances[kIndex];
-  const auto kernel = fp8_blockscale_kernel<kInstance.row_groups, kInstance.k_groups, kInstance.block_n,
-                                            kInstance.cluster_split, kInstance.stages(), kPreshuffledB>;
-  static const bool shared_limit_raised = [&] {  // above 48 KB only after opting in, once per instance
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, config.shared_bytes()));
+  return fp8_blockscale_kernel<kInstance.row_groups, kInstance.k_groups, kInstance.block_n, kInstance.cluster_split,
+                               kInstance.stages(), kPreshuffledB>;
+}
+
+// Above 48 KB of dynamic shared memory only after opting in: once per instance, and only
+// for an instance that fits the device (the callers check).
+template <std::size_t kIndex, bool kPreshuffledB>
+void opt_in_shared_memory() {
+  static const bool raised = [] {
+    const int bytes = kFp8Instances[kIndex].with_split_k(kFp8Instances[kIndex].cluster_split ? 2 : 1).shared_bytes();
+    CUDA_CHECK(cudaFuncSetAttribute(instance_kernel<kIndex, kPreshuffledB>(),
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     return true;
   }();
-  (void)shared_limit_raised;
+  (void)raised;
+}
+
+cudaLaunchAttribute cluster_attribute(int split) {
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = unsigned(split);
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  return cluster;
+}
+
+// Clusters of `split` CTAs of split instance kIndex resident at once on the current device.
+template <std::size_t kIndex, bool kPreshuffledB>
+int resident_clusters(int split) {
+  const Fp8BlockscaleConfig config = kFp8Instances[kIndex].with_split_k(split);
+  opt_in_shared_memory<kIndex, kPreshuffledB>();
+  cudaLaunchConfig_t launch{};
+  launch.gridDim = dim3(unsigned(split));
+  launch.blockDim = dim3(unsigned(config.threads()));
+  launch.dynamicSmemBytes = std::size_t(config.shared_bytes());
+  cudaLaunchAttribute cluster = cluster_attribute(split);
+  launch.attrs = &cluster;
+  launch.numAttrs = 1;
+  int clusters = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, instance_kernel<kIndex, kPreshuffledB>(), &launch));
+  return clusters;
+}
+
+// Launches instance kIndex of kFp8Instances as sized for `spec` (under split-K as (split_k, 1, 1)
+// clusters); `programmatic`: with programmatic dependent launch (the kernel waits for the
+// previous grid before touching global memory).
+template <std::size_t kIndex, bool kPreshuffledB>
+void launch_instance(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, const Fp8DeviceSpec& spec,
+                     bool programmatic, cudaStream_t stream) {
+  if (config.ctas < config.split_k || config.ctas / config.split_k > spec.fitting_clusters(config.split_k) ||
+      !fp8_fits_device(config, spec))
+    throw std::logic_error("fp8_blockscale: " + describe(config) + " was not sized for " + spec.name);
+  opt_in_shared_memory<kIndex, kPreshuffledB>();
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(unsigned(config.ctas));
   launch.blockDim = dim3(unsigned(config.threads()));
@@ -42,55 +86,69 @@ void launch_instance(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfi
   launch.stream = stream;
   std::array<cudaLaunchAttribute, 2> attributes{};
   launch.attrs = attributes.data();
-  if constexpr (kInstance.cluster_split) {
-    cudaLaunchAttribute& cluster = attributes[launch.numAttrs++];
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = unsigned(config.split_k);
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = 1;
-    // Asked once per instance and cluster size, not on every (timed) launch.
-    static std::array<std::atomic<int>, kFp8MaxSplit + 1> fitting_clusters_by_split{};
-    std::atomic<int>& fitting_clusters = fitting_clusters_by_split.at(std::size_t(config.split_k));
-    if (fitting_clusters.load() == 0) {
-      int fitting = 0;
-      CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fitting, kernel, &launch));
-      if (fitting < 1)
-        throw std::runtime_error("fp8_blockscale: no cluster of " + std::to_string(config.split_k) +
-                                 " CTAs fits this GPU");
-      fitting_clusters.store(fitting);
-    }
-    launch.gridDim.x = unsigned(std::min(config.ctas / config.split_k, fitting_clusters.load()) * config.split_k);
-  }
-  if (programmatic) {  // after the occupancy query, which needs only the cluster shape
+  if (kFp8Instances[kIndex].cluster_split) attributes[launch.numAttrs++] = cluster_attribute(config.split_k);
+  if (programmatic) {
     cudaLaunchAttribute& overlap = attributes[launch.numAttrs++];
     overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     overlap.val.programmaticStreamSerializationAllowed = 1;
   }
-  CUDA_CHECK(cudaLaunchKernelEx(&launch, kernel, params));
+  CUDA_CHECK(cudaLaunchKernelEx(&launch, instance_kernel<kIndex, kPreshuffledB>(), params));
 }
 
-// One launcher per entry of kFp8Instances, in its order: adding an instance there adds it here.
-using InstanceLauncher = void (*)(const Fp8BlockscaleParams&, const Fp8BlockscaleConfig&, bool, cudaStream_t);
+// Per entry of kFp8Instances, in its order (adding an instance there adds it here): its
+// launcher and its cluster occupancy query.
+struct InstanceFunctions {
+  void (*launch)(const Fp8BlockscaleParams&, const Fp8BlockscaleConfig&, const Fp8DeviceSpec&, bool, cudaStream_t);
+  int (*resident_clusters)(int split);
+};
 template <bool kPreshuffledB, std::size_t... kIndex>
-constexpr std::array<InstanceLauncher, sizeof...(kIndex)> instance_launchers(std::index_sequence<kIndex...>) {
-  return {&launch_instance<kIndex, kPreshuffledB>...};
+constexpr std::array<InstanceFunctions, sizeof...(kIndex)> instance_functions(std::index_sequence<kIndex...>) {
+  return {InstanceFunctions{&launch_instance<kIndex, kPreshuffledB>, &resident_clusters<kIndex, kPreshuffledB>}...};
 }
 template <bool kPreshuffledB>
-constexpr auto kInstanceLaunchers =
-    instance_launchers<kPreshuffledB>(std::make_index_sequence<std::size(kFp8Instances)>{});
+constexpr auto kInstanceFunctions =
+    instance_functions<kPreshuffledB>(std::make_index_sequence<std::size(kFp8Instances)>{});
 
+// The fewest clusters of `split` any split instance that fits the device keeps resident
+// (all of them hold one CTA per SM), over both weight orders; 0 when none fits.
 template <bool kPreshuffledB>
-void launch_for_order(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, bool programmatic,
-                      cudaStream_t stream) {
+int fewest_resident_clusters(int split, const Fp8DeviceSpec& spec, int fewest) {
+  for (std::size_t i = 0; i < std::size(kFp8Instances); ++i) {
+    if (!kFp8Instances[i].cluster_split || !fp8_fits_device(kFp8Instances[i].with_split_k(split), spec)) continue;
+    const int clusters = kInstanceFunctions<kPreshuffledB>[i].resident_clusters(split);
+    fewest = fewest == 0 ? clusters : std::min(fewest, clusters);
+  }
+  return fewest;
+}
+
+Fp8DeviceSpec query_device_spec(int ordinal) {
+  int current = 0;
+  CUDA_CHECK(cudaGetDevice(&current));
+  if (current != ordinal) CUDA_CHECK(cudaSetDevice(ordinal));  // the occupancy queries ask the current device
+  Fp8DeviceSpec spec;
+  cudaDeviceProp properties{};
+  CUDA_CHECK(cudaGetDeviceProperties(&properties, ordinal));
+  spec.name = properties.name;
+  CUDA_CHECK(cudaDeviceGetAttribute(&spec.multiprocessors, cudaDevAttrMultiProcessorCount, ordinal));
+  CUDA_CHECK(cudaDeviceGetAttribute(&spec.shared_bytes_per_block_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                    ordinal));
+  int l2_bytes = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, ordinal));
+  spec.l2_bytes = l2_bytes;
+  spec.clusters_by_split[1] = spec.multiprocessors;
+  for (int split = 2; split <= kFp8MaxSplit; ++split)
+    spec.clusters_by_split[std::size_t(split)] =
+        fewest_resident_clusters<true>(split, spec, fewest_resident_clusters<false>(split, spec, 0));
+  if (current != ordinal) CUDA_CHECK(cudaSetDevice(current));
+  return spec;
+}
+
+void launch_fp8_blockscale(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config,
+                           const Fp8DeviceSpec& spec, WeightOrder order, bool programmatic, cudaStream_t stream) {
   const int index = fp8_instance_index(config);
   if (index < 0) throw std::logic_error("fp8_blockscale: no kernel instance for " + describe(config));
-  kInstanceLaunchers<kPreshuffledB>[std::size_t(index)](params, config, programmatic, stream);
-}
-
-void launch_fp8_blockscale(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, WeightOrder order,
-                           bool programmatic, cudaStream_t stream) {
-  order == WeightOrder::preshuffled ? launch_for_order<true>(params, config, programmatic, stream)
-                                    : launch_for_order<false>(params, config, programmatic, stream);
+  const auto& functions = order == WeightOrder::preshuffled ? kInstanceFunctions<true> : kInstanceFunctions<false>;
+  functions[std::size_t(index)].launch(params, config, spec, programmatic, stream);
 }
 
 // The tensor maps B is copied through: one per tile width (a pre-shuffled copy moves
@@ -110,7 +168,8 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
                         const float* b_scales, WeightOrder order)
       : CudaPreparedGemm(device, problem),
         order_(order),
-        config_(choose_fp8_blockscale_config(problem.shape, device.info().multiprocessors)) {
+        spec_(fp8_device_spec(device.ordinal())),
+        config_(choose_fp8_blockscale_config(problem.shape, spec_)) {
     const GemmShape& s = problem.shape;
     const int64_t kblocks = synthetic::blocks(s.k);
     // A and its scales are allocated in whole tiles of rows (zeros past M), so no copy
@@ -141,7 +200,7 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
   }
 
   void run() override {
-    launch_fp8_blockscale(params_, config_, order_, device_.programmatic_launch(), device_.stream());
+    launch_fp8_blockscale(params_, config_, spec_, order_, device_.programmatic_launch(), device_.stream());
   }
   std::string launch_name() const override {
     return std::string(order_ == WeightOrder::preshuffled ? "fp8_blockscale_bpreshuffle/" : "fp8_blockscale/") +
@@ -150,6 +209,7 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
 
  private:
   WeightOrder order_;
+  Fp8DeviceSpec spec_;
   Fp8BlockscaleConfig config_;
   DeviceBuffer<uint8_t> a_;
   DeviceBuffer<float> a_scales_;
@@ -225,14 +285,20 @@ std::optional<std::string> fp8_blockscale_unsupported_reason(const GemmShape& sh
   return std::nullopt;
 }
 
-int visible_multiprocessors() {
-  int device = 0, count = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || count <= 0) {
-    cudaGetLastError();  // clear the sticky "no device" so later checks see their own errors
-    return 132;
-  }
-  return count;
+const Fp8DeviceSpec& fp8_device_spec(int ordinal) {
+  static std::mutex mutex;
+  static std::map<int, Fp8DeviceSpec> specs;  // nodes never move: references stay valid
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto found = specs.find(ordinal);
+  if (found == specs.end()) found = specs.emplace(ordinal, query_device_spec(ordinal)).first;
+  return found->second;
+}
+
+std::optional<Fp8DeviceSpec> current_device_spec() {
+  if (missing_device_reason()) return std::nullopt;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  return fp8_device_spec(device);
 }
 
 KernelEntry fp8_blockscale_entry() {
@@ -246,10 +312,14 @@ KernelEntry fp8_blockscale_entry() {
       "outside the tensor cores; small M streams B with split-K";
   entry.unsupported_reason = fp8_blockscale_unsupported_reason;
   entry.describe_config = [](const GemmShape& shape) {
-    return describe(choose_fp8_blockscale_config(shape, visible_multiprocessors()));
+    if (const auto spec = current_device_spec()) return describe(choose_fp8_blockscale_config(shape, *spec));
+    const Fp8DeviceSpec reference = fp8_reference_spec();
+    return describe(choose_fp8_blockscale_config(shape, reference)) + " (no GPU visible: as on the reference " +
+           reference.name + ", " + std::to_string(reference.multiprocessors) + " SMs)";
   };
   entry.tile_for = [](const GemmShape& shape) {
-    const Fp8BlockscaleConfig config = choose_fp8_blockscale_config(shape, visible_multiprocessors());
+    const Fp8BlockscaleConfig config =
+        choose_fp8_blockscale_config(shape, current_device_spec().value_or(fp8_reference_spec()));
     return std::vector<int>{config.block_m(), config.block_n, config.split_k};
   };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) {

@@ -30,7 +30,9 @@ std::optional<std::string> fp8_blockscale_unsupported_reason(const GemmShape& sh
 int64_t preshuffled_b_bytes(int64_t n, int64_t k);
 void preshuffle_b(const uint8_t* row_major, uint8_t* preshuffled, int64_t n, int64_t k, cudaStream_t stream);
 
-// SMs of the current GPU (132 when none is visible, so the heuristic can still be listed).
-int visible_multiprocessors();
+// The spec of GPU `ordinal`, queried from the CUDA runtime on first use and kept.
+const Fp8DeviceSpec& fp8_device_spec(int ordinal);
+// The current GPU's spec, or nothing when no GPU is visible.
+std::optional<Fp8DeviceSpec> current_device_spec();
 
 }  // namespace shapescope::kernels::cuda

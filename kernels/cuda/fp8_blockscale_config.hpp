@@ -6,7 +6,8 @@
 // blocks, as deep a shared-memory ring as fits. Small M (decode) is weight-streaming:
 // 64-row units, two math warpgroups on alternate K blocks, and split-K across the CTAs
 // of a cluster where too few tiles would leave SMs idle. Larger M picks the tile shape
-// and split a small cost model of the grid prefers.
+// and split a small cost model of the grid prefers. Everything device-dependent comes
+// from an Fp8DeviceSpec (fp8_blockscale_device_spec.hpp).
 #pragma once
 
 #include <algorithm>
@@ -14,28 +15,24 @@
 #include <cstdint>
 #include <cstdlib>
 #include <iterator>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/user_error.hpp"
+#include "kernels/cuda/fp8_blockscale_device_spec.hpp"
 #include "kernels/kernel.hpp"
 
 namespace shapescope::kernels::cuda {
 
 constexpr int kFp8BlockK = 128;
 constexpr int kFp8SmallMLimit = 64;
-constexpr int kFp8SharedLimit = 227 * 1024 - 1024 - 256;  // Hopper's per-CTA limit, less alignment and barriers
-constexpr int kFp8MaxSplit = 6;  // split-K runs in a thread-block cluster
-
-// How many clusters of `split` CTAs (one per SM) are resident at once. A cluster lives in
-// one GPC, so the SMs a GPC cannot fill with whole clusters stay idle: on the H100
-// (132 SMs) cudaOccupancyMaxActiveClusters gave 66, 39, 30 and 17 clusters of 2, 3, 4 and
-// 6 (a 4-split of 32 tiles then runs in two waves). Splits of 5 (not measured) are not used.
-inline int64_t fitting_clusters(int64_t split, int64_t multiprocessors) {
-  const double usable = split == 3 ? 117.0 / 132 : split == 4 ? 120.0 / 132 : split == 6 ? 102.0 / 132 : 1.0;
-  return std::max<int64_t>(int64_t(double(multiprocessors) * usable) / split, 1);
-}
+// The rings of the compiled instances are sized for the opt-in shared memory of sm_90 (the
+// only architecture they are built for: H100, H200 and GH200 all offer 227 KB per block),
+// less the 1 KB alignment of the dynamic part and the barriers (static shared memory). A
+// device offering less runs only the configurations that fit it (fp8_fits_device).
+constexpr int kFp8CompiledSharedOptin = 227 * 1024;
+constexpr int kFp8BarrierBytes = 256;
+constexpr int kFp8RingBudget = kFp8CompiledSharedOptin - 1024 - kFp8BarrierBytes;
 
 // Shared memory of one CTA, less the ring: the staged bf16 C tile, the partial f32
 // tiles of K groups 1.., and under split-K this rank's partial tile.
@@ -50,8 +47,8 @@ constexpr int fp8_stage_bytes(int row_groups, int block_n) {
 // The deepest ring that fits beside them, a multiple of the K groups (each stage always
 // serves one group); 0: the configuration does not fit.
 constexpr int fp8_stages(int row_groups, int k_groups, int block_n, bool cluster_split) {
-  const int fitting = std::max(0, kFp8SharedLimit - fp8_fixed_shared_bytes(row_groups, k_groups, block_n, cluster_split)) /
-                      fp8_stage_bytes(row_groups, block_n);
+  const int fixed = fp8_fixed_shared_bytes(row_groups, k_groups, block_n, cluster_split);
+  const int fitting = std::max(0, kFp8RingBudget - fixed) / fp8_stage_bytes(row_groups, block_n);
   return fitting / k_groups * k_groups;
 }
 
@@ -84,6 +81,12 @@ struct Fp8Instance {
            c.cluster_split() == cluster_split;
   }
   constexpr int stages() const { return fp8_stages(row_groups, k_groups, block_n, cluster_split); }
+  // Its configuration with `split` CTAs per cluster (before the grid is sized).
+  Fp8BlockscaleConfig with_split_k(int split) const {
+    Fp8BlockscaleConfig config{row_groups, k_groups, block_n};
+    config.split_k = split;
+    return config;
+  }
 };
 
 // The instances fp8_blockscale.cu compiles, one line each (its launch table is generated
@@ -125,55 +128,83 @@ constexpr int fp8_instance_index(const Fp8BlockscaleConfig& config) {
 }
 inline bool fp8_config_compiled(const Fp8BlockscaleConfig& config) { return fp8_instance_index(config) >= 0; }
 
-// A cost model of the persistent grid, in µs (docs/KERNEL_NOTES.md says where each
-// constant was measured on an H100). The grid runs ceil(tiles / clusters) rounds; a
-// K block of a unit costs the longest of its tensor-core time, one warpgroup's serial
-// chain (shared by the K groups) and moving its stage into the SM, whose intake is
-// capped; each unit ends with writing its tile out; the whole kernel cannot beat its
-// bytes at HBM speed. Split-K adds rank 0's pass over the other ranks' partial tiles
-// and a fixed cost for the cluster.
+// Whether a configuration's CTA (ring, staging, partial tiles, barriers) fits the device's
+// shared memory per block.
+inline bool fp8_fits_device(const Fp8BlockscaleConfig& config, const Fp8DeviceSpec& spec) {
+  return config.shared_bytes() + kFp8BarrierBytes <= spec.shared_bytes_per_block_optin;
+}
+
+// A cost model of the persistent grid, in µs. The grid runs ceil(tiles / clusters) rounds
+// of units; a K block of a unit costs the longest of its tensor-core time, one warpgroup's
+// serial chain (shared by the K groups) and moving its stage into the SM, whose intake is
+// capped; each unit ends with writing its tile out. A round cannot beat the bytes it pulls
+// from HBM: the B columns its tiles touch and its share of A and C (a partial last round
+// pulls less, so a tail of few tiles runs at the SMs' pace, not at HBM's). Split-K adds
+// rank 0's pass over the other ranks' partial tiles and a fixed cost for the cluster.
+// Constants: a least-squares fit of the log error to the 1048 H100 points above 9 µs of this
+// kernel (committed profiles and kernel_bench tables measured at 96b0225); KERNEL_NOTES v12.
 struct GridCostModel {
-  double hbm_bytes_per_us = 2.6e6;  // what streaming kernels reach (copy: 3.0e6 read + write)
-  // One SM's intake of stage bytes, measured per tile shape (K blocks per CTA over the run
-  // time): 128x128 69 GB/s, 128x256 59, 192x128 60 at large M; 64-row streaming 57.
+  double hbm_bytes_per_us = 2.88e6;  // DeepSeek-V3 TP1 gate_up at decode: 264 MB in 100-104 µs
+  // One SM's intake of stage bytes per tile shape, as fitted (the rate a unit's K blocks reach
+  // in the short grids of M <= 512, where most of the points lie).
   double intake_bytes_per_us(const Fp8BlockscaleConfig& config) const {
-    if (config.row_groups == 1) return 57.0e3;
-    if (config.row_groups == 3) return 60.0e3;
-    return config.block_n == 256 ? 59.0e3 : 69.0e3;
+    if (config.row_groups == 1) return 103.0e3;
+    if (config.row_groups == 3) return 77.0e3;
+    return config.block_n == 256 ? 68.0e3 : 79.5e3;
   }
-  double tensor_us = 0.14;          // one 64 x 128 x 128 block product
-  double chain_us = 0.40;           // one warpgroup's K block: wgmma, wait, promotion
-  double startup_us = 2.0;
-  double unit_us = 0.5;                   // a unit's end: K-group sums, staging C, a barrier
-  double store_bytes_per_us = 36.0e3;     // one SM's share of writing output tiles out
-  double split_fixed_us = 2.5;
-  double partial_tile_us = 1.0;  // rank 0 pulling one 64 x 128 f32 partial tile from another SM
+  // Where A outgrows half the L2 it no longer stays there while the B columns pass, and
+  // every tile shape's intake drops by this factor (the M >= 4096 points with A >= 29 MB).
+  double intake_with_a_beyond_l2 = 0.90;
+  double tensor_us = 0.14;            // one 64 x 128 x 128 block product
+  double chain_us = 0.27;             // one warpgroup's K block: wgmma, wait, promotion
+  double startup_us = 5.8;            // launch and the cold-L2 measurement floor
+  double unit_us = 0.5;               // a unit's end: K-group sums, staging C, a barrier
+  double store_bytes_per_us = 36.0e3; // one SM's share of writing output tiles out
+  double split_fixed_us = 3.6;
+  double partial_tile_us = 0.72;      // rank 0 pulling one 64 x 128 f32 partial tile from another SM
 
   double microseconds(const GemmShape& shape, const Fp8BlockscaleConfig& config, int64_t split,
-                      int64_t multiprocessors) const {
+                      const Fp8DeviceSpec& spec) const {
     const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
-    const int64_t tiles =
-        (shape.m + config.block_m() - 1) / config.block_m() * ((shape.n + config.block_n - 1) / config.block_n);
+    const int64_t m_blocks = (shape.m + config.block_m() - 1) / config.block_m();
+    const int64_t n_blocks = (shape.n + config.block_n - 1) / config.block_n;
+    const int64_t tiles = m_blocks * n_blocks;
     const int64_t per_split = (kblocks + split - 1) / split;
     const int64_t used_splits = (kblocks + per_split - 1) / per_split;
-    const int64_t clusters = std::min(tiles, fitting_clusters(used_splits, multiprocessors));
+    const int64_t fitting = spec.fitting_clusters(used_splits);
+    if (fitting < 1) return INFINITY;  // this split does not run on the device
+    const int64_t clusters = std::min(tiles, fitting);
     const int64_t rounds = (tiles + clusters - 1) / clusters;
     const double a_rows = double(std::min<int64_t>(config.block_m(), (shape.m + 7) / 8 * 8));
     const double stage_bytes = (a_rows + config.block_n) * kFp8BlockK;
     const double sub_tiles = double(config.block_n / 128);
-    const double kblock_us = std::max({tensor_us * config.row_groups * sub_tiles, chain_us * sub_tiles / config.k_groups,
-                                       stage_bytes / intake_bytes_per_us(config)});
-    const double hbm_bytes = double(shape.n) * double(shape.k) + double(shape.m) * double(shape.k) +
-                             2.0 * double(shape.m) * double(shape.n);
+    const double a_bytes = double(shape.m) * double(shape.k);
+    const double intake =
+        intake_bytes_per_us(config) * (2 * a_bytes > double(spec.l2_bytes) ? intake_with_a_beyond_l2 : 1.0);
+    const double kblock_us = std::max(
+        {tensor_us * config.row_groups * sub_tiles, chain_us * sub_tiles / config.k_groups, stage_bytes / intake});
     const double unit_end_us = unit_us + double(config.block_m() * config.block_n * 2) / store_bytes_per_us;
-    double total =
-        std::max(double(rounds) * (double(per_split) * kblock_us + unit_end_us), hbm_bytes / hbm_bytes_per_us) +
-        startup_us;
+    const double unit_us_total = double(per_split) * kblock_us + unit_end_us;
+    const double a_and_c_bytes = a_bytes + 2.0 * double(shape.m) * double(shape.n);
+    // A round of `active` clusters: tiles run m-fastest, so they touch this many B columns.
+    const auto round_us = [&](int64_t active) {
+      const double b_columns = double(std::min(n_blocks, (active + m_blocks - 1) / m_blocks));
+      const double bytes =
+          b_columns * config.block_n * double(shape.k) + a_and_c_bytes * double(active) / double(tiles);
+      return std::max(unit_us_total, bytes / hbm_bytes_per_us);
+    };
+    const int64_t last_round = tiles % clusters;
+    double total = double(tiles / clusters) * round_us(clusters) + (last_round ? round_us(last_round) : 0.0) +
+                   startup_us;
     if (used_splits > 1)
       total += split_fixed_us + double(rounds * (used_splits - 1) * config.row_groups) * partial_tile_us;
     return total;
   }
 };
+
+// Within this fraction of the cheapest configuration, the one with the fewest splits wins
+// (the cluster's cost is the least certain term of the model); otherwise the cheapest.
+constexpr double kFp8SplitTieBand = 0.03;
 
 // SHAPESCOPE_FP8_SPLIT_K, SHAPESCOPE_FP8_ROW_GROUPS and SHAPESCOPE_FP8_BLOCK_N force one
 // choice (when an instance exists for it): the knobs used to calibrate the cost model on
@@ -184,29 +215,33 @@ inline int forced_fp8_setting(const char* name) {
 }
 
 inline Fp8BlockscaleConfig with_split(Fp8BlockscaleConfig config, const GemmShape& shape, int64_t split,
-                                      int multiprocessors) {
+                                      const Fp8DeviceSpec& spec) {
   const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
   config.kblocks_per_split = int((kblocks + split - 1) / split);
   config.split_k = int((kblocks + config.kblocks_per_split - 1) / config.kblocks_per_split);  // no empty split
   const int64_t tiles =
       (shape.m + config.block_m() - 1) / config.block_m() * ((shape.n + config.block_n - 1) / config.block_n);
-  // Whole clusters only; the launch trims this further to the clusters that fit at once.
-  config.ctas = int(std::min<int64_t>(tiles, fitting_clusters(config.split_k, multiprocessors)) * config.split_k);
+  // Whole clusters, as many as are resident at once (0 when this split does not run).
+  config.ctas = int(std::min<int64_t>(tiles, spec.fitting_clusters(config.split_k)) * config.split_k);
   return config;
 }
 
-inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, int multiprocessors) {
+inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, const Fp8DeviceSpec& spec) {
   // Candidates: every compiled instance (64-row streaming tiles only at decode sizes), each
-  // with every split it runs; the cheapest wins (the first among near-equals: fewer splits,
-  // smaller tiles).
+  // with every split it runs that the device holds. The cheapest wins, so a larger M never
+  // moves to a configuration the model prices above the one a smaller M ran (that one is a
+  // candidate too); only to save a split does a choice within kFp8SplitTieBand win.
   const int forced_rows = forced_fp8_setting("SHAPESCOPE_FP8_ROW_GROUPS");
   const int forced_n = forced_fp8_setting("SHAPESCOPE_FP8_BLOCK_N");
   const int forced_split = forced_fp8_setting("SHAPESCOPE_FP8_SPLIT_K");
   const bool forced_tile = forced_rows > 0 || forced_n > 0;
   const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
   const GridCostModel model;
-  std::optional<Fp8BlockscaleConfig> best;
-  double best_us = INFINITY;
+  struct Costed {
+    Fp8BlockscaleConfig config;
+    double us;
+  };
+  std::vector<Costed> costed;
   for (const Fp8Instance& instance : kFp8Instances) {
     const bool wanted = forced_tile ? instance.row_groups == std::max(forced_rows, 1) &&
                                           instance.block_n == (forced_n > 0 ? forced_n : 128)
@@ -216,21 +251,30 @@ inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, 
     const int64_t first_split = instance.cluster_split ? 2 : 1;
     const int64_t last_split = instance.cluster_split ? std::min<int64_t>(kblocks, kFp8MaxSplit) : 1;
     for (int64_t split = first_split; split <= last_split; ++split) {
-      if (split == 5) continue;  // no measured cluster fit
       if (forced_split > 0 && split != std::min<int64_t>(forced_split, kblocks)) continue;
-      const Fp8BlockscaleConfig candidate = with_split(tile, shape, split, multiprocessors);
+      const Fp8BlockscaleConfig candidate = with_split(tile, shape, split, spec);
       if (candidate.split_k != split) continue;  // each split once
-      const double us = model.microseconds(shape, candidate, candidate.split_k, multiprocessors);
-      if (us < best_us * 0.97) {
-        best_us = us;
-        best = candidate;
-      }
+      if (candidate.ctas < 1 || !fp8_fits_device(candidate, spec)) continue;
+      costed.push_back({candidate, model.microseconds(shape, candidate, candidate.split_k, spec)});
     }
   }
-  if (!best)
+  if (costed.empty() && (forced_tile || forced_split > 0))
     throw UserError("fp8_blockscale: no compiled instance for the forced SHAPESCOPE_FP8_* settings at M=" +
-                    std::to_string(shape.m) + "; unset them or force a tile from kFp8Instances");
-  return *best;
+                    std::to_string(shape.m) + " on " + spec.name + "; unset them or force a tile from kFp8Instances");
+  if (costed.empty())
+    throw UserError("fp8_blockscale: no compiled instance fits " + spec.name + " (" +
+                    std::to_string(spec.shared_bytes_per_block_optin) + " bytes of shared memory per block) at M=" +
+                    std::to_string(shape.m) + "; pick another kernel");
+  double cheapest = INFINITY;
+  for (const Costed& c : costed) cheapest = std::min(cheapest, c.us);
+  const Costed* best = nullptr;
+  for (const Costed& c : costed) {
+    if (c.us > cheapest / (1.0 - kFp8SplitTieBand)) continue;
+    if (!best || c.config.split_k < best->config.split_k ||
+        (c.config.split_k == best->config.split_k && c.us < best->us))
+      best = &c;
+  }
+  return best->config;
 }
 
 inline std::string describe(const Fp8BlockscaleConfig& config) {

@@ -7,12 +7,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "common/model_catalog.hpp"
 #include "common/user_error.hpp"
+#include "kernels/cuda/fp8_blockscale.hpp"
 #include "kernels/kernel.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
@@ -123,18 +125,24 @@ TEST(OwnKernels, A16w8BatchedMatchesReferenceOnMlaShapes) {
 }
 
 // Split-K runs in clusters whose ranks hand partial tiles to rank 0 through barrier
-// phases; a phase left unbalanced by one launch would hang or mis-sum the next one.
+// phases; a phase left unbalanced by one launch would hang or mis-sum the next one. Every
+// cluster size the device holds is forced once (the heuristic picks only some of them).
 TEST(OwnKernels, SplitKRunsRepeatedlyWithFreshOutputs) {
   const auto device = open_device();
   REQUIRE_GPU(device);
   const KernelEntry& entry = find_kernel("fp8_blockscale");
-  ASSERT_GT(entry.tile_for(GemmShape{4, 2112, 7168, 1})[2], 1) << "this shape should split K at M=4";
-  const auto session = entry.open(*device, WeightShape{2112, 7168, 1}, 0x5eed);
-  const auto gemm = session->prepare(4, 0xfeed);
-  for (int repeat = 0; repeat < 3; ++repeat) {
-    const CheckResult result = gemm->check();
-    EXPECT_TRUE(result.passed(kExpectedError)) << "repeat " << repeat << ": rel_err " << result.rel_err
-                                               << ", unwritten " << result.unwritten;
+  const auto session = entry.open(*device, WeightShape{512, 7168, 1}, 0x5eed);  // 4 tiles of 56 K blocks
+  for (int split = 2; split <= cuda::kFp8MaxSplit; ++split) {
+    ASSERT_EQ(setenv("SHAPESCOPE_FP8_SPLIT_K", std::to_string(split).c_str(), 1), 0);
+    const auto gemm = session->prepare(4, 0xfeed + uint64_t(split));
+    unsetenv("SHAPESCOPE_FP8_SPLIT_K");
+    const std::string name = gemm->launch_name();
+    EXPECT_NE(name.find("_splitk" + std::to_string(split) + "_"), std::string::npos) << name;
+    for (int repeat = 0; repeat < 3; ++repeat) {
+      const CheckResult result = gemm->check();
+      EXPECT_TRUE(result.passed(kExpectedError)) << name << " repeat " << repeat << ": rel_err " << result.rel_err
+                                                 << ", unwritten " << result.unwritten;
+    }
   }
 }
 
@@ -149,7 +157,7 @@ TEST(OwnKernels, ProgrammaticDependentLaunchKeepsResultsExact) {
     WeightShape weights;
     int64_t m;
   };
-  const std::vector<Case> cases = {{"fp8_blockscale", {2112, 7168, 1}, 4},       // split-K clusters
+  const std::vector<Case> cases = {{"fp8_blockscale", {512, 7168, 1}, 4},        // split-K clusters
                                    {"fp8_blockscale", {4608, 7168, 1}, 1024},    // one CTA per SM, no cluster
                                    {"fp8_blockscale_bpreshuffle", {512, 7168, 1}, 64},
                                    {"a16w8_blockscale_batched", {128, 512, 16}, 8}};
@@ -167,6 +175,30 @@ TEST(OwnKernels, ProgrammaticDependentLaunchKeepsResultsExact) {
     EXPECT_TRUE(gemm->check().passed(kExpectedError)) << "after the graph of 16 launches";
   }
   device->set_programmatic_launch(false);
+}
+
+// The FP8 heuristic's device spec, queried from the runtime: plausible on any GPU, and on
+// an H100 SXM the figures the reference spec (the listing without a GPU) was written from.
+TEST(OwnKernels, Fp8DeviceSpecIsQueriedFromTheGpu) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  const cuda::Fp8DeviceSpec spec = cuda::fp8_device_spec(0);
+  const cuda::Fp8DeviceSpec reference = cuda::fp8_reference_spec();
+  std::printf("  %s: %d SMs, %d bytes per block; clusters of 2..6: %d %d %d %d %d\n", spec.name.c_str(),
+              spec.multiprocessors, spec.shared_bytes_per_block_optin, spec.clusters_by_split[2],
+              spec.clusters_by_split[3], spec.clusters_by_split[4], spec.clusters_by_split[5], spec.clusters_by_split[6]);
+  EXPECT_EQ(spec.multiprocessors, device->info().multiprocessors);
+  EXPECT_EQ(spec.clusters_by_split[1], spec.multiprocessors);
+  for (int split = 2; split <= cuda::kFp8MaxSplit; ++split) {
+    EXPECT_GT(spec.clusters_by_split[std::size_t(split)], 0) << "split " << split;
+    EXPECT_LE(spec.clusters_by_split[std::size_t(split)] * split, spec.multiprocessors) << "split " << split;
+  }
+  if (spec.name.find("H100") != std::string::npos && spec.multiprocessors == reference.multiprocessors) {
+    EXPECT_EQ(spec.shared_bytes_per_block_optin, reference.shared_bytes_per_block_optin);
+    for (const int split : {2, 3, 4, 6})
+      EXPECT_EQ(spec.clusters_by_split[std::size_t(split)], reference.clusters_by_split[std::size_t(split)])
+          << "split " << split;
+  }
 }
 
 TEST(OwnKernels, UnsupportedShapesAreNamed) {
