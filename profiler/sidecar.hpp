@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/model_catalog.hpp"
+#include "kernels/grouped_gemm.hpp"
 #include "kernels/kernel.hpp"
 #include "profiler/measure.hpp"
 #include "profiler/peak.hpp"
@@ -25,6 +26,7 @@ struct SidecarContent {
   kernels::DeviceInfo device;
   std::optional<kernels::ClockSample> clock;
   const kernels::KernelEntry* kernel = nullptr;
+  const kernels::GroupedKernelEntry* grouped_kernel = nullptr;  // grouped sweeps: set instead of kernel
   GemmProblem problem;
   Peak peak;
   MeasureOptions measure;
@@ -32,6 +34,7 @@ struct SidecarContent {
   std::string command_line;
   SweepTiming timing;
   bool interrupted = false;
+  std::optional<nlohmann::json> grouped;  // grouped sweeps: routing, layout, the exact group sizes per M
 };
 
 nlohmann::json sidecar_json(const SidecarContent& content);

@@ -21,28 +21,7 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// Rewrites during a sweep are rate-limited; the last one always happens.
-constexpr double kMinSecondsBetweenWrites = 1.0;
-
 bool counts_as_ok(const ProfileRow& row) { return row.status == kStatusOk || row.status == kStatusThrottled; }
-
-FileSummary summarize_file(const std::filesystem::path& csv, const std::vector<ProfileRow>& rows) {
-  FileSummary summary;
-  summary.csv = csv;
-  summary.points = int64_t(rows.size());
-  bool first = true;
-  for (const ProfileRow& row : rows) {
-    if (!counts_as_ok(row)) {
-      ++summary.failed;
-      continue;
-    }
-    ++summary.ok;
-    if (first || row.utils > summary.best_utils) summary.best_utils = row.utils, summary.best_m = row.batch;
-    if (first || row.utils < summary.worst_utils) summary.worst_utils = row.utils, summary.worst_m = row.batch;
-    first = false;
-  }
-  return summary;
-}
 
 std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(1ull << 30)); }
 
@@ -100,6 +79,24 @@ double measure_point(kernels::Device& device, kernels::GemmSession& session,
 
 }  // namespace
 
+FileSummary summarize_profile(const std::filesystem::path& csv, const std::vector<ProfileRow>& rows) {
+  FileSummary summary;
+  summary.csv = csv;
+  summary.points = int64_t(rows.size());
+  bool first = true;
+  for (const ProfileRow& row : rows) {
+    if (!counts_as_ok(row)) {
+      ++summary.failed;
+      continue;
+    }
+    ++summary.ok;
+    if (first || row.utils > summary.best_utils) summary.best_utils = row.utils, summary.best_m = row.batch;
+    if (first || row.utils < summary.worst_utils) summary.worst_utils = row.utils, summary.worst_m = row.batch;
+    first = false;
+  }
+  return summary;
+}
+
 std::string profile_file_name(const GemmProblem& problem, const std::string& kernel) {
   const std::string batch = problem.batch_count > 1 ? fmt::format("_B{}", problem.batch_count) : "";
   return fmt::format("{}_{}_tp{}_N{}_K{}{}_{}.csv", problem.model, problem.module, problem.tp, problem.n, problem.k,
@@ -134,7 +131,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         for (int64_t m : plan.m_values)
           for (int pass = 0; pass < passes; ++pass)
             progress.advance(fmt::format("{} M={} (already measured)", label_prefix, m));
-        FileSummary summary = summarize_file(csv, rows);
+        FileSummary summary = summarize_profile(csv, rows);
         summary.resumed = resumed;
         result.files.push_back(summary);
         continue;
@@ -210,7 +207,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       write_profile_csv(csv, rows);
       write_sidecar(csv, sidecar);
 
-      FileSummary summary = summarize_file(csv, rows);
+      FileSummary summary = summarize_profile(csv, rows);
       summary.resumed = resumed;
       summary.timing = sidecar.timing;
       result.timing.wall_s += sidecar.timing.wall_s;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/model_catalog.hpp"
+#include "common/profile_schema.hpp"
 #include "kernels/kernel.hpp"
 #include "profiler/measure.hpp"
 #include "profiler/peak.hpp"
@@ -44,6 +45,12 @@ struct SweepResult {
   SweepTiming timing;  // all files together
   bool interrupted = false;
 };
+
+// Rewrites of a profile during a sweep are rate-limited; the last one always happens.
+constexpr double kMinSecondsBetweenWrites = 1.0;
+
+// Points, ok and failed counts, best and worst MFU of a profile's rows.
+FileSummary summarize_profile(const std::filesystem::path& csv, const std::vector<ProfileRow>& rows);
 
 // `<model>_<module>_tp<tp>_N<n>_K<k>[_B<batch>]_<kernel>.csv`
 std::string profile_file_name(const GemmProblem& problem, const std::string& kernel);

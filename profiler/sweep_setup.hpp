@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "kernels/kernel.hpp"
+#include "profiler/grouped_setup.hpp"
 #include "profiler/m_sweep.hpp"
 #include "profiler/sweep_runner.hpp"
 
@@ -32,12 +35,14 @@ struct ProfileRequest {
   std::string command_line;
   int repeat = 1;                    // passes over the M list (--repeat)
   bool warm_up = true;               // GPU: settle the SM clock before the sweep (--no-warm-up turns it off)
+  GroupedRequest grouped;            // --ep, --routing, --layout, --align, --max-m, --grouped-preset
 };
 
 struct SweepSetup {
   std::unique_ptr<kernels::Device> device;
   std::string backend_reason;  // which backend and why, printed before the sweep
   SweepPlan plan;
+  std::optional<GroupedSweepPlan> grouped;  // set instead of plan's problems for --module experts / --grouped-preset
 };
 
 // Registers the CPU and (when compiled) CUDA kernels; idempotent.
