@@ -146,6 +146,7 @@ void register_cuda_kernels() {
   registered = true;
   cuda::register_cublaslt_bf16();
   cuda::register_cublaslt_fp8_blockscale();
+  cuda::register_cublaslt_grouped_loops();
   cuda::register_own_cuda_kernels();
 }
 
