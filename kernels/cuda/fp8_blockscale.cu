@@ -2,8 +2,6 @@
 // promotion), with B row-major; the session here also serves the pre-shuffled entry.
 #include "kernels/cuda/fp8_blockscale.hpp"
 
-#include <array>
-#include <atomic>
 #include <stdexcept>
 
 #include "common/user_error.hpp"
@@ -12,6 +10,7 @@
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/device_operands.cuh"
 #include "kernels/cuda/fp8_blockscale_kernel.cuh"
+#include "kernels/cuda/fp8_blockscale_launch.cuh"
 #include "kernels/cuda/own_kernel_entries.hpp"
 #include "kernels/cuda/tensor_map.hpp"
 #include "kernels/synthetic_operands.hpp"
@@ -19,68 +18,10 @@
 namespace shapescope::kernels::cuda {
 namespace {
 
-// Launches one instance; under split-K as (split_k, 1, 1) clusters, as many as fit at once.
-template <int kRowGroups, int kKGroups, int kBlockN, bool kClusterSplit, bool kPreshuffledB>
-void launch_instance(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, cudaStream_t stream) {
-  constexpr int kStages = fp8_stages(kRowGroups, kKGroups, kBlockN, kClusterSplit);
-  static_assert(kStages >= 3, "the ring needs three stages");
-  const auto kernel = fp8_blockscale_kernel<kRowGroups, kKGroups, kBlockN, kClusterSplit, kStages, kPreshuffledB>;
-  static const bool shared_limit_raised = [&] {  // above 48 KB only after opting in, once per instance
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, config.shared_bytes()));
-    return true;
-  }();
-  (void)shared_limit_raised;
-  cudaLaunchConfig_t launch{};
-  launch.gridDim = dim3(unsigned(config.ctas));
-  launch.blockDim = dim3(unsigned(config.threads()));
-  launch.dynamicSmemBytes = std::size_t(config.shared_bytes());
-  launch.stream = stream;
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = unsigned(config.split_k);
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  if (kClusterSplit) {
-    launch.attrs = &cluster;
-    launch.numAttrs = 1;
-    // Asked once per instance and cluster size, not on every (timed) launch.
-    static std::array<std::atomic<int>, kFp8MaxSplit + 1> fitting_clusters_by_split{};
-    std::atomic<int>& fitting_clusters = fitting_clusters_by_split.at(std::size_t(config.split_k));
-    if (fitting_clusters.load() == 0) {
-      int fitting = 0;
-      CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fitting, kernel, &launch));
-      if (fitting < 1)
-        throw std::runtime_error("fp8_blockscale: no cluster of " + std::to_string(config.split_k) +
-                                 " CTAs fits this GPU");
-      fitting_clusters.store(fitting);
-    }
-    launch.gridDim.x = unsigned(std::min(config.ctas / config.split_k, fitting_clusters.load()) * config.split_k);
-  }
-  CUDA_CHECK(cudaLaunchKernelEx(&launch, kernel, params));
-}
-
-// The compiled instances (fp8_config_compiled says which configurations they cover).
-template <bool kPreshuffledB>
-void launch_for_order(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, cudaStream_t stream) {
-  const bool split = config.cluster_split();
-  if (fp8_config_compiled(config) && config.k_groups == (config.row_groups == 1 ? 2 : 1)) {
-    if (config.row_groups == 1)
-      return split ? launch_instance<1, 2, 128, true, kPreshuffledB>(params, config, stream)
-                   : launch_instance<1, 2, 128, false, kPreshuffledB>(params, config, stream);
-    if (config.row_groups == 2 && config.block_n == 128)
-      return split ? launch_instance<2, 1, 128, true, kPreshuffledB>(params, config, stream)
-                   : launch_instance<2, 1, 128, false, kPreshuffledB>(params, config, stream);
-    if (config.row_groups == 2 && config.block_n == 256)
-      return launch_instance<2, 1, 256, false, kPreshuffledB>(params, config, stream);
-    if (config.row_groups == 3) return launch_instance<3, 1, 128, false, kPreshuffledB>(params, config, stream);
-  }
-  throw std::logic_error("fp8_blockscale: no kernel instance for " + describe(config));
-}
-
 void launch_fp8_blockscale(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, WeightOrder order,
                            cudaStream_t stream) {
-  order == WeightOrder::preshuffled ? launch_for_order<true>(params, config, stream)
-                                    : launch_for_order<false>(params, config, stream);
+  order == WeightOrder::preshuffled ? launch_fp8_instance_for<true, DenseSchedule>(params, config, stream)
+                                    : launch_fp8_instance_for<false, DenseSchedule>(params, config, stream);
 }
 
 // The tensor maps B is copied through: one per tile width (a pre-shuffled copy moves

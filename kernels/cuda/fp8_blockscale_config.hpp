@@ -103,25 +103,42 @@ struct GridCostModel {
   double split_fixed_us = 2.5;
   double partial_tile_us = 1.0;  // rank 0 pulling one 64 x 128 f32 partial tile from another SM
 
+  // The tiles, K blocks, stage rows of A and fewest bytes of a GEMM: all the model needs of it.
+  struct Work {
+    int64_t tiles = 0, kblocks = 0;
+    double a_rows = 0;     // rows of A one ring stage carries
+    double hbm_bytes = 0;  // what the whole GEMM must move at least
+  };
+
+  static Work dense_work(const GemmShape& shape, const Fp8BlockscaleConfig& config) {
+    Work work;
+    work.kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
+    work.tiles =
+        (shape.m + config.block_m() - 1) / config.block_m() * ((shape.n + config.block_n - 1) / config.block_n);
+    work.a_rows = double(std::min<int64_t>(config.block_m(), (shape.m + 7) / 8 * 8));
+    work.hbm_bytes = double(shape.n) * double(shape.k) + double(shape.m) * double(shape.k) +
+                     2.0 * double(shape.m) * double(shape.n);
+    return work;
+  }
+
   double microseconds(const GemmShape& shape, const Fp8BlockscaleConfig& config, int64_t split,
                       int64_t multiprocessors) const {
-    const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
-    const int64_t tiles =
-        (shape.m + config.block_m() - 1) / config.block_m() * ((shape.n + config.block_n - 1) / config.block_n);
-    const int64_t per_split = (kblocks + split - 1) / split;
-    const int64_t used_splits = (kblocks + per_split - 1) / per_split;
-    const int64_t clusters = std::min(tiles, fitting_clusters(used_splits, multiprocessors));
-    const int64_t rounds = (tiles + clusters - 1) / clusters;
-    const double a_rows = double(std::min<int64_t>(config.block_m(), (shape.m + 7) / 8 * 8));
-    const double stage_bytes = (a_rows + config.block_n) * kFp8BlockK;
+    return microseconds(dense_work(shape, config), config, split, multiprocessors);
+  }
+
+  double microseconds(const Work& work, const Fp8BlockscaleConfig& config, int64_t split,
+                      int64_t multiprocessors) const {
+    const int64_t per_split = (work.kblocks + split - 1) / split;
+    const int64_t used_splits = (work.kblocks + per_split - 1) / per_split;
+    const int64_t clusters = std::max<int64_t>(std::min(work.tiles, fitting_clusters(used_splits, multiprocessors)), 1);
+    const int64_t rounds = (work.tiles + clusters - 1) / clusters;
+    const double stage_bytes = (work.a_rows + config.block_n) * kFp8BlockK;
     const double sub_tiles = double(config.block_n / 128);
     const double kblock_us = std::max({tensor_us * config.row_groups * sub_tiles, chain_us * sub_tiles / config.k_groups,
                                        stage_bytes / intake_bytes_per_us(config)});
-    const double hbm_bytes = double(shape.n) * double(shape.k) + double(shape.m) * double(shape.k) +
-                             2.0 * double(shape.m) * double(shape.n);
     const double unit_end_us = unit_us + double(config.block_m() * config.block_n * 2) / store_bytes_per_us;
     double total =
-        std::max(double(rounds) * (double(per_split) * kblock_us + unit_end_us), hbm_bytes / hbm_bytes_per_us) +
+        std::max(double(rounds) * (double(per_split) * kblock_us + unit_end_us), work.hbm_bytes / hbm_bytes_per_us) +
         startup_us;
     if (used_splits > 1)
       total += split_fixed_us + double(rounds * (used_splits - 1) * config.row_groups) * partial_tile_us;
@@ -137,16 +154,21 @@ inline int forced_fp8_setting(const char* name) {
   return value ? std::max(0, std::atoi(value)) : 0;
 }
 
-inline Fp8BlockscaleConfig with_split(Fp8BlockscaleConfig config, const GemmShape& shape, int64_t split,
-                                      int multiprocessors) {
-  const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
+// K split `split` ways over `tiles` output tiles.
+inline Fp8BlockscaleConfig with_split_over(Fp8BlockscaleConfig config, int64_t kblocks, int64_t tiles, int64_t split,
+                                           int multiprocessors) {
   config.kblocks_per_split = int((kblocks + split - 1) / split);
   config.split_k = int((kblocks + config.kblocks_per_split - 1) / config.kblocks_per_split);  // no empty split
-  const int64_t tiles =
-      (shape.m + config.block_m() - 1) / config.block_m() * ((shape.n + config.block_n - 1) / config.block_n);
   // Whole clusters only; the launch trims this further to the clusters that fit at once.
-  config.ctas = int(std::min<int64_t>(tiles, fitting_clusters(config.split_k, multiprocessors)) * config.split_k);
+  config.ctas = int(std::max<int64_t>(std::min<int64_t>(tiles, fitting_clusters(config.split_k, multiprocessors)), 1) *
+                    config.split_k);
   return config;
+}
+
+inline Fp8BlockscaleConfig with_split(Fp8BlockscaleConfig config, const GemmShape& shape, int64_t split,
+                                      int multiprocessors) {
+  const GridCostModel::Work work = GridCostModel::dense_work(shape, config);
+  return with_split_over(config, work.kblocks, work.tiles, split, multiprocessors);
 }
 
 inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, int multiprocessors) {

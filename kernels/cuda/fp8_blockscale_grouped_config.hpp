@@ -1,0 +1,69 @@
+// The heuristic of fp8_blockscale_grouped: the dense kernel's candidates (64-row streaming
+// tiles, 128 x 128, 192 x 128, 128 x 256, each split-K that compiles) priced by the same
+// grid cost model over the grouped GEMM's own work: the tiles of every group (never a
+// tile of padding), the stage rows the largest group needs, and the bytes of every expert
+// with rows. Host-only, so the CPU tests check it.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cuda/fp8_blockscale_config.hpp"
+#include "kernels/grouped_gemm.hpp"
+
+namespace shapescope::kernels::cuda {
+
+// Rows of A one copy delivers for a layout: the largest group a tile can hold (masked: the
+// slot, whatever the valid counts a graph replays with), rounded up to 8, at most the tile.
+inline int64_t grouped_a_box_rows(const GroupedShape& shape, int block_m) {
+  const int64_t largest = shape.layout == GroupLayout::masked ? shape.max_m : shape.max_rows();
+  return std::min<int64_t>(block_m, std::max<int64_t>((largest + 7) / 8 * 8, 8));
+}
+
+inline int64_t grouped_tiles(const GroupedShape& shape, int block_m, int block_n) {
+  int64_t m_tiles = 0;
+  for (const int64_t rows : shape.rows) m_tiles += (rows + block_m - 1) / block_m;
+  return m_tiles * ((shape.n + block_n - 1) / block_n);
+}
+
+inline GridCostModel::Work grouped_work(const GroupedShape& shape, const Fp8BlockscaleConfig& config) {
+  GridCostModel::Work work;
+  work.kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
+  work.tiles = grouped_tiles(shape, config.block_m(), config.block_n);
+  work.a_rows = double(grouped_a_box_rows(shape, config.block_m()));
+  const double rows = double(shape.useful_rows()), n = double(shape.n), k = double(shape.k);
+  work.hbm_bytes = double(shape.active_groups()) * n * k + rows * k + 2.0 * rows * n;
+  return work;
+}
+
+inline Fp8BlockscaleConfig choose_fp8_grouped_config(const GroupedShape& shape, int multiprocessors) {
+  std::vector<Fp8BlockscaleConfig> shapes = {Fp8BlockscaleConfig{1, 2, 128}};
+  if (shape.max_rows() > kFp8SmallMLimit) {
+    shapes.push_back(Fp8BlockscaleConfig{2, 1, 128});
+    shapes.push_back(Fp8BlockscaleConfig{3, 1, 128});
+    shapes.push_back(Fp8BlockscaleConfig{2, 1, 256});
+  }
+  const GridCostModel model;
+  const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
+  Fp8BlockscaleConfig best = with_split_over(shapes.front(), kblocks, grouped_work(shape, shapes.front()).tiles, 1,
+                                             multiprocessors);
+  double best_us = INFINITY;
+  for (const Fp8BlockscaleConfig& candidate_shape : shapes) {
+    const GridCostModel::Work work = grouped_work(shape, candidate_shape);
+    for (int64_t split = 1; split <= std::min<int64_t>(kblocks, kFp8MaxSplit); ++split) {
+      if (split == 5) continue;  // no measured cluster fit
+      const Fp8BlockscaleConfig candidate = with_split_over(candidate_shape, kblocks, work.tiles, split, multiprocessors);
+      if (candidate.split_k != split || !fp8_config_compiled(candidate)) continue;  // each split once
+      const double us = model.microseconds(work, candidate, candidate.split_k, multiprocessors);
+      if (us < best_us * 0.97) {
+        best_us = us;
+        best = candidate;
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace shapescope::kernels::cuda
