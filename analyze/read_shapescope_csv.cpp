@@ -53,6 +53,12 @@ void describe_from_sidecar(Series& series, const json& sidecar) {
   }
 }
 
+// "contiguous:128" stays; masked slots keep their size only when it is the same at every M,
+// which a per-M "masked:<max_m>" cannot say row by row: the family is "masked".
+std::string layout_family(const std::string& layout) {
+  return layout.rfind("masked", 0) == 0 ? "masked" : layout;
+}
+
 SeriesPoint to_point(const ProfileRow& row, std::size_t line) {
   SeriesPoint point;
   point.m = row.m;
@@ -65,6 +71,12 @@ SeriesPoint to_point(const ProfileRow& row, std::size_t line) {
   point.status = row.status;
   point.throttled = row.status == kStatusThrottled;
   point.line = line;
+  if (row.grouped) {
+    point.executed_utils = row.grouped->executed_utils;
+    point.useful_rows = row.grouped->useful_rows;
+    point.padded_rows = row.grouped->padded_rows;
+    point.sol_fraction = row.grouped->sol_fraction;
+  }
   return point;
 }
 
@@ -74,7 +86,7 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
   const std::string stem = std::filesystem::path(path).stem().string();
   const std::optional<json> sidecar = read_sidecar(path);
   // One profile file is one (kernel, shape); a concatenated file still splits cleanly.
-  using Key = std::tuple<std::string, std::string, std::string, int64_t, int64_t, int64_t>;
+  using Key = std::tuple<std::string, std::string, std::string, int64_t, int64_t, int64_t, std::string, std::string>;
   std::map<Key, std::size_t> index_of;
   std::vector<Series> all;
   for (std::size_t row = 0; row < table.rows.size(); ++row) {
@@ -84,7 +96,10 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
       throw UserError(fmt::format("{}: kernel_time is {} on a measured (throttled) row; it must be positive", where,
                                   parsed.kernel_time_us));
     }
-    const Key key{parsed.kernel, parsed.device, parsed.dtype, parsed.n, parsed.k, parsed.batch_count};
+    // Grouped rows: one series per routing and layout family (masked slots may grow with M).
+    const std::string routing = parsed.grouped ? parsed.grouped->routing : "";
+    const std::string layout = parsed.grouped ? layout_family(parsed.grouped->layout) : "";
+    const Key key{parsed.kernel, parsed.device, parsed.dtype, parsed.n, parsed.k, parsed.batch_count, routing, layout};
     auto [found, inserted] = index_of.emplace(key, all.size());
     if (inserted) {
       Series series;
@@ -97,6 +112,9 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
       series.k = parsed.k;
       series.batch_count = parsed.batch_count;
       series.peak_tflops = parsed.peak_tflops;
+      if (parsed.grouped) {
+        series.grouped = GroupedSeriesInfo{routing, layout, parsed.grouped->ep, parsed.grouped->groups};
+      }
       if (sidecar) describe_from_sidecar(series, *sidecar);
       if (series.multiprocessors == 0) {
         if (const auto peak = find_device_peak(series.device)) series.multiprocessors = peak->multiprocessors;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,18 @@ struct SeriesPoint {
   bool throttled = false;
   std::string status = "ok";
   std::size_t line = 0;    // source line, for messages
+  // Grouped profiles (MoE experts): utils counts the rows that hold a token; these say the rest.
+  double executed_utils = 0;  // MFU over the rows the kernel computed, padding included
+  int64_t useful_rows = 0, padded_rows = 0;
+  double sol_fraction = 0;    // speed of light / time
+};
+
+// What a grouped profile's series shares: how the tokens were routed and laid out.
+struct GroupedSeriesInfo {
+  std::string routing;      // uniform, lognormal:1.5, preset:nvfp4_targets
+  std::string layout;       // contiguous:128, or masked (slots sized per M) / masked:256
+  int64_t ep = 1;
+  int64_t groups = 0;       // experts on the profiled GPU
 };
 
 struct DuplicateM {
@@ -36,6 +49,7 @@ struct Series {
   std::string kernel;        // kernel registry name or library, "" when unknown
   std::string dtype;
   std::string model, module; // when known
+  std::optional<GroupedSeriesInfo> grouped;  // MoE expert profiles (profile --module experts)
   int64_t n = 0, k = 0, batch_count = 1;  // 0 when unknown (study files carry them in the name)
   double peak_tflops = 0;
   std::vector<SeriesPoint> points;   // status ok (or throttled), sorted by m, unique m
