@@ -35,55 +35,51 @@ class GroupedSchedule {
   using Params = Fp8GroupedParams;
   static constexpr bool kPartialTiles = true;
 
-  __device__ GroupedSchedule(const Params& p, int block_m, int block_n)
-      : p_(p), block_m_(block_m), block_n_(block_n), n_tiles_((p.gemm.n + block_n - 1) / block_n) {
-    enter_group(0);
-  }
   __device__ static const Fp8BlockscaleParams& gemm(const Params& p) { return p.gemm; }
 
   // The tile of `unit` (never below the previous one asked for), or false past the last unit.
-  __device__ bool next(int unit, fp8_detail::TileCoords& tile) {
-    while (group_ < p_.groups && unit >= group_unit_ + group_units_) {
-      group_unit_ += group_units_;
-      group_row_ += p_.slot_rows > 0 ? p_.slot_rows : (group_rows_ + p_.align - 1) / p_.align * p_.align;
-      enter_group(group_ + 1);
+  template <int kBlockM, int kBlockN>
+  __device__ bool next(const Params& p, int unit, fp8_detail::TileCoords& tile) {
+    const int n_tiles = (p.gemm.n + kBlockN - 1) / kBlockN;
+    if (group_ < 0) enter_group(p, 0);
+    while (group_ < p.groups && unit >= group_unit_ + (group_rows_ + kBlockM - 1) / kBlockM * n_tiles) {
+      group_unit_ += (group_rows_ + kBlockM - 1) / kBlockM * n_tiles;
+      group_row_ += p.slot_rows > 0 ? p.slot_rows : (group_rows_ + p.align - 1) / p.align * p.align;
+      enter_group(p, group_ + 1);
     }
-    if (group_ >= p_.groups) return false;
-    const int local = unit - group_unit_, m_tiles = (group_rows_ + block_m_ - 1) / block_m_;
+    if (group_ >= p.groups) return false;
+    const int local = unit - group_unit_, m_tiles = (group_rows_ + kBlockM - 1) / kBlockM;
     const int m_block = local % m_tiles, n_block = local / m_tiles;
-    const int scale_blocks_in_n = (p_.gemm.n + fp8_detail::kSubTileN - 1) / fp8_detail::kSubTileN;
-    tile = {group_row_ + m_block * block_m_, min(block_m_, group_rows_ - m_block * block_m_),
-            group_ * p_.gemm.n + n_block * block_n_, n_block, group_ * scale_blocks_in_n};
+    const int scale_blocks_in_n = (p.gemm.n + fp8_detail::kSubTileN - 1) / fp8_detail::kSubTileN;
+    tile = {group_row_ + m_block * kBlockM, min(kBlockM, group_rows_ - m_block * kBlockM),
+            group_ * p.gemm.n + n_block * kBlockN, n_block, group_ * scale_blocks_in_n};
     return true;
   }
 
   // The tile's rows (fewer than the tile) from the staged bf16 tile to C, 16 bytes per store.
   template <int kBlockM, int kBlockN>
-  __device__ void store_rows(uint32_t staged_c, const fp8_detail::TileCoords& tile, int n0, int thread,
-                             int threads) const {
+  __device__ static void store_rows(const Params& p, uint32_t staged_c, const fp8_detail::TileCoords& tile, int n0,
+                                    int thread, int threads) {
     constexpr int kChunksPerRow = kBlockN / 8;
     for (int i = thread; i < tile.rows * kChunksPerRow; i += threads) {
       const int row = i / kChunksPerRow, col = (i % kChunksPerRow) * 8;
-      if (n0 + col >= p_.gemm.n) continue;  // n % 8 == 0: a chunk is wholly inside N or wholly past it
+      if (n0 + col >= p.gemm.n) continue;  // n % 8 == 0: a chunk is wholly inside N or wholly past it
       uint32_t x, y, z, w;
       asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
                    : "=r"(x), "=r"(y), "=r"(z), "=r"(w)
                    : "r"(staged_c + fp8_detail::staged_c_offset<kBlockM>(row, col)));
-      *reinterpret_cast<uint4*>(p_.c + int64_t(tile.a_row + row) * p_.gemm.n + n0 + col) = make_uint4(x, y, z, w);
+      *reinterpret_cast<uint4*>(p.c + int64_t(tile.a_row + row) * p.gemm.n + n0 + col) = make_uint4(x, y, z, w);
     }
   }
 
  private:
-  __device__ void enter_group(int group) {
+  __device__ void enter_group(const Params& p, int group) {
     group_ = group;
-    group_rows_ = group < p_.groups ? __ldg(p_.group_rows + group) : 0;
-    group_units_ = (group_rows_ + block_m_ - 1) / block_m_ * n_tiles_;
+    group_rows_ = group < p.groups ? __ldg(p.group_rows + group) : 0;
   }
 
-  const Params& p_;
-  int block_m_, block_n_, n_tiles_;
-  int group_ = 0, group_rows_ = 0, group_units_ = 0;
-  int group_unit_ = 0, group_row_ = 0;  // the cursor group's first unit and first layout row
+  // The cursor: its group (-1 before the first unit), that group's rows, first unit and first layout row.
+  int group_ = -1, group_rows_ = 0, group_unit_ = 0, group_row_ = 0;
 };
 
 }  // namespace shapescope::kernels::cuda

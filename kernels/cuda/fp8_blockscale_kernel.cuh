@@ -124,27 +124,21 @@ __device__ __forceinline__ void ring_position(uint32_t q, int& stage, uint32_t& 
 }  // namespace fp8_detail
 
 // The tiles of one GEMM C[M,N] = A[M,K] x B[N,K]^T; rows past M are clipped by the tensor map.
-class DenseSchedule {
- public:
+struct DenseSchedule {
   using Params = Fp8BlockscaleParams;
   static constexpr bool kPartialTiles = false;  // every tile stores through the tensor map
 
-  __device__ DenseSchedule(const Params& p, int block_m, int block_n)
-      : p_(p), block_m_(block_m), block_n_(block_n), m_blocks_((p.m + block_m - 1) / block_m),
-        units_(m_blocks_ * ((p.n + block_n - 1) / block_n)) {}
   __device__ static const Fp8BlockscaleParams& gemm(const Params& p) { return p; }
   // The tile of `unit`, or false past the last unit.
-  __device__ bool next(int unit, fp8_detail::TileCoords& tile) const {
-    if (unit >= units_) return false;
-    const int m_block = unit % m_blocks_;  // consecutive clusters share a column of B
-    const int n_block = unit / m_blocks_;
-    tile = {m_block * block_m_, min(block_m_, p_.m - m_block * block_m_), n_block * block_n_, n_block, 0};
+  template <int kBlockM, int kBlockN>
+  __device__ bool next(const Params& p, int unit, fp8_detail::TileCoords& tile) const {
+    const int m_blocks = (p.m + kBlockM - 1) / kBlockM;
+    if (unit >= m_blocks * ((p.n + kBlockN - 1) / kBlockN)) return false;
+    const int m_block = unit % m_blocks;  // consecutive clusters share a column of B
+    const int n_block = unit / m_blocks;
+    tile = {m_block * kBlockM, min(kBlockM, p.m - m_block * kBlockM), n_block * kBlockN, n_block, 0};
     return true;
   }
-
- private:
-  const Params& p_;
-  int block_m_, block_n_, m_blocks_, units_;
 };
 
 // The pre-shuffled B order: [n tile of 128 rows][K block][row][128 bytes in the 128-byte
@@ -184,10 +178,11 @@ struct SharedLayout {
 // The copy warp's loop: for every K block of every unit of this CTA, wait until the ring
 // stage is free, announce its bytes and start the copies into it.
 template <int kRowGroups, int kKGroups, int kBlockN, int kStages, bool kPreshuffledB, class Schedule>
-__device__ __forceinline__ void produce(const Fp8BlockscaleParams& p, Schedule& schedule,
+__device__ __forceinline__ void produce(const typename Schedule::Params& params, Schedule& schedule,
                                         const SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>& smem) {
   using namespace fp8_detail;
   using Layout = SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>;
+  const Fp8BlockscaleParams& p = Schedule::gemm(params);
   constexpr int kSubTiles = kBlockN / kSubTileN;
   tma::prefetch_tensor_map(&p.a_map);
   tma::prefetch_tensor_map(&p.a_scale_map);
@@ -196,7 +191,8 @@ __device__ __forceinline__ void produce(const Fp8BlockscaleParams& p, Schedule& 
   const int sub_tiles_in_n = (p.n + kSubTileN - 1) / kSubTileN;
   uint32_t q = 0;
   TileCoords tile;
-  for (int unit = int(blockIdx.x) / p.split_k; schedule.next(unit, tile); unit += int(gridDim.x) / p.split_k) {
+  for (int unit = int(blockIdx.x) / p.split_k; schedule.template next<Layout::kBlockM, kBlockN>(params, unit, tile);
+       unit += int(gridDim.x) / p.split_k) {
     const WorkUnit w = work_unit(p, tile, kblocks);
     const int sub_tiles = min(kSubTiles, sub_tiles_in_n - w.tile.n_block * kSubTiles);  // pre-shuffled: those that exist
     const uint32_t b_bytes = kPreshuffledB ? sub_tiles * kSubTileN * kBlockK : Layout::kBTileBytes;
@@ -225,10 +221,11 @@ __device__ __forceinline__ void produce(const Fp8BlockscaleParams& p, Schedule& 
 // The math warpgroups' loop: block products, promotion, the K groups' and the cluster's
 // sums, and the bulk store of each finished tile.
 template <int kRowGroups, int kKGroups, int kBlockN, bool kClusterSplit, int kStages, class Schedule>
-__device__ __forceinline__ void consume(const Fp8BlockscaleParams& p, Schedule& schedule,
+__device__ __forceinline__ void consume(const typename Schedule::Params& params, Schedule& schedule,
                                         const SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>& smem) {
   using namespace fp8_detail;
   using Layout = SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>;
+  const Fp8BlockscaleParams& p = Schedule::gemm(params);
   constexpr int kBlockM = Layout::kBlockM;
   constexpr int kConsumerThreads = kRowGroups * kKGroups * 128;
   constexpr int kEpilogueThreads = kRowGroups * 128;  // K group 0
@@ -251,7 +248,7 @@ __device__ __forceinline__ void consume(const Fp8BlockscaleParams& p, Schedule& 
   uint32_t unit_parity = 0;  // phase parity of the partials barriers in the current unit
   int unit_kblocks = 0;      // the current unit's K blocks (advances q_unit, also past a `continue`)
   TileCoords tile;
-  for (int unit = int(blockIdx.x) / p.split_k; schedule.next(unit, tile);
+  for (int unit = int(blockIdx.x) / p.split_k; schedule.template next<kBlockM, kBlockN>(params, unit, tile);
        q_unit += unit_kblocks, unit_parity ^= 1, unit += int(gridDim.x) / p.split_k) {
     const WorkUnit w = work_unit(p, tile, kblocks);
     unit_kblocks = w.kb_count;
@@ -373,7 +370,8 @@ __device__ __forceinline__ void consume(const Fp8BlockscaleParams& p, Schedule& 
     bool stored_row_by_row = false;
     if constexpr (Schedule::kPartialTiles) {  // a tile short of rows: the schedule writes exactly its rows
       if (w.tile.rows < kBlockM) {
-        schedule.template store_rows<kBlockM, kBlockN>(smem.staged_c, w.tile, n0, int(threadIdx.x), kEpilogueThreads);
+        Schedule::template store_rows<kBlockM, kBlockN>(params, smem.staged_c, w.tile, n0, int(threadIdx.x),
+                                                        kEpilogueThreads);
         stored_row_by_row = true;
       }
     }
@@ -399,7 +397,7 @@ __global__ void __launch_bounds__((kRowGroups * kKGroups + 1) * 128, 1)
 
   extern __shared__ uint8_t shared_raw[];
   __shared__ alignas(8) uint64_t barriers[2 * kStages + 2];
-  Schedule schedule(params, Layout::kBlockM, kBlockN);
+  Schedule schedule;  // this thread's walk over its units
   Layout smem;
   smem.stages = (ptx::shared_address(shared_raw) + 1023u) & ~1023u;
   smem.staged_c = smem.stages + kStages * Layout::kStageBytes;
@@ -429,10 +427,10 @@ __global__ void __launch_bounds__((kRowGroups * kKGroups + 1) * 128, 1)
   if (threadIdx.x / 128 == kConsumers) {  // the copy warpgroup: one thread issues, the others idle
     if constexpr (kConsumers > 1) tma::release_registers<fp8_detail::RegisterSplit<kConsumers>::producer>();
     if (threadIdx.x == kConsumers * 128)
-      produce<kRowGroups, kKGroups, kBlockN, kStages, kPreshuffledB>(p, schedule, smem);
+      produce<kRowGroups, kKGroups, kBlockN, kStages, kPreshuffledB>(params, schedule, smem);
   } else {
     if constexpr (kConsumers > 1) tma::claim_registers<fp8_detail::RegisterSplit<kConsumers>::consumer>();
-    consume<kRowGroups, kKGroups, kBlockN, kClusterSplit, kStages>(p, schedule, smem);
+    consume<kRowGroups, kKGroups, kBlockN, kClusterSplit, kStages>(params, schedule, smem);
   }
   // A CTA's shared memory and barriers must outlive the other CTAs' accesses to them.
   if constexpr (kClusterSplit) tma::sync_cluster();
