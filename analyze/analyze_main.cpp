@@ -50,6 +50,8 @@ int main(int argc, char** argv) {
   app.add_option("--top", request.top_n, "rows in the worst-drop and worst-slowdown lists")->capture_default_str();
   app.add_option("--compare", request.compare, "A.csv B.csv: speedup of B over A on the points both hold")
       ->expected(2);
+  app.add_flag("--allow-mixed-timing", request.compare_options.allow_mixed_timing,
+               "compare: accept profiles timed in different modes (events, graph, kernel)");
   app.add_option("--tie-band", request.compare_options.tie_band,
                  "compare: |speedup - 1| within this is a tie when rows carry no spread")
       ->capture_default_str()

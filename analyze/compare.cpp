@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/user_error.hpp"
 
@@ -80,10 +82,29 @@ CompareGroup summarize(const std::string& name, const std::vector<const Compared
   return group;
 }
 
+std::set<std::string> timings_of(const std::vector<Series>& side) {
+  std::set<std::string> timings;
+  for (const Series& series : side)
+    if (!series.timing.empty()) timings.insert(series.timing);
+  return timings;
+}
+
+void refuse_mixed_timing(const std::vector<Series>& a, const std::vector<Series>& b, const std::string& label_a,
+                         const std::string& label_b) {
+  const std::set<std::string> timings_a = timings_of(a), timings_b = timings_of(b);
+  std::set<std::string> all = timings_a;
+  all.insert(timings_b.begin(), timings_b.end());
+  if (all.size() <= 1) return;
+  throw UserError(fmt::format("{} was timed with {} and {} with {}: each mode adds its own floor per run; compare "
+                              "profiles of one timing mode (profile --timing) or pass --allow-mixed-timing",
+                              label_a, fmt::join(timings_a, "+"), label_b, fmt::join(timings_b, "+")));
+}
+
 }  // namespace
 
 CompareResult compare_series(const std::vector<Series>& a, const std::vector<Series>& b, const std::string& label_a,
                              const std::string& label_b, const CompareOptions& options) {
+  if (!options.allow_mixed_timing) refuse_mixed_timing(a, b, label_a, label_b);
   CompareResult result;
   result.label_a = label_a;
   result.label_b = label_b;

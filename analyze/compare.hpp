@@ -15,6 +15,9 @@ namespace shapescope::analyze {
 struct CompareOptions {
   // Used where the points carry no spread: |speedup − 1| within this is a tie.
   double tie_band = 0.01;
+  // Rows timed in different modes (events vs graph vs kernel) differ by the mode's
+  // floor, not the kernels: refused unless this is set.
+  bool allow_mixed_timing = false;
 };
 
 enum class Outcome { faster, slower, tie };  // B relative to A

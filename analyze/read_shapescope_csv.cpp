@@ -86,7 +86,8 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
   const std::string stem = std::filesystem::path(path).stem().string();
   const std::optional<json> sidecar = read_sidecar(path);
   // One profile file is one (kernel, shape); a concatenated file still splits cleanly.
-  using Key = std::tuple<std::string, std::string, std::string, int64_t, int64_t, int64_t, std::string, std::string>;
+  using Key = std::tuple<std::string, std::string, std::string, int64_t, int64_t, int64_t, std::string, std::string,
+                         std::string>;
   std::map<Key, std::size_t> index_of;
   std::vector<Series> all;
   for (std::size_t row = 0; row < table.rows.size(); ++row) {
@@ -99,7 +100,8 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
     // Grouped rows: one series per routing and layout family (masked slots may grow with M).
     const std::string routing = parsed.grouped ? parsed.grouped->routing : "";
     const std::string layout = parsed.grouped ? layout_family(parsed.grouped->layout) : "";
-    const Key key{parsed.kernel, parsed.device, parsed.dtype, parsed.n, parsed.k, parsed.batch_count, routing, layout};
+    const Key key{parsed.kernel,      parsed.device, parsed.dtype, parsed.n, parsed.k, parsed.batch_count,
+                  parsed.timing, routing, layout};
     auto [found, inserted] = index_of.emplace(key, all.size());
     if (inserted) {
       Series series;
@@ -112,6 +114,7 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
       series.k = parsed.k;
       series.batch_count = parsed.batch_count;
       series.peak_tflops = parsed.peak_tflops;
+      series.timing = parsed.timing;
       if (parsed.grouped) {
         series.grouped = GroupedSeriesInfo{routing, layout, parsed.grouped->ep, parsed.grouped->groups};
       }
@@ -124,7 +127,8 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
     all[found->second].points.push_back(to_point(parsed, table.row_lines[row]));
   }
   for (Series& series : all) {
-    series.name = all.size() == 1 ? stem : fmt::format("{}_{}_N{}_K{}", stem, series.kernel, series.n, series.k);
+    series.name = all.size() == 1 ? stem
+                                  : fmt::format("{}_{}_N{}_K{}_{}", stem, series.kernel, series.n, series.k, series.timing);
     if (options.peak_tflops_override > 0) {
       series.peak_tflops = options.peak_tflops_override;
       for (SeriesPoint& point : series.points) point.utils = point.tflops / series.peak_tflops;

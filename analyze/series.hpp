@@ -52,6 +52,7 @@ struct Series {
   std::optional<GroupedSeriesInfo> grouped;  // MoE expert profiles (profile --module experts)
   int64_t n = 0, k = 0, batch_count = 1;  // 0 when unknown (study files carry them in the name)
   double peak_tflops = 0;
+  std::string timing;        // shapescope's timing mode (events | graph | kernel); "" when the source does not say
   std::vector<SeriesPoint> points;   // status ok (or throttled), sorted by m, unique m
   std::vector<SeriesPoint> excluded; // failed correctness / errors / skipped: listed, never planned with
   std::vector<DuplicateM> duplicates;

@@ -1,7 +1,9 @@
 // grouped_bench: our grouped block-scaled FP8 kernel (fp8_blockscale_grouped) against the
 // cuBLASLt loops (one call per expert: block-scaled FP8 and dense bf16) on the same
 // device in the same run, every point checked against the float64 reference first and
-// timed by the measurement core (profiler/measure.hpp). Sections:
+// timed by the measurement core (profiler/measure.hpp), by default as a CUDA graph
+// rotating over operand copies (each with its own experts' weights) as an engine's
+// decode graph runs it. Sections:
 //   decode    DeepSeek-V3 experts at EP8 (32 of 256 experts per GPU, top-8), 1..256 tokens,
 //             uniform routing, contiguous (align 128) and masked
 //   prefill   the same at 4096..16384 tokens, contiguous
@@ -30,6 +32,8 @@
 #include "profiler/grouped_presets.hpp"
 #include "profiler/grouped_setup.hpp"
 #include "profiler/measure.hpp"
+#include "profiler/operand_sets.hpp"
+#include "profiler/session_pool.hpp"
 #include "profiler/moe_routing.hpp"
 
 namespace shapescope {
@@ -74,6 +78,7 @@ struct Timed {
   std::string note;
   double median_us = NAN, rel_err = NAN, min_bytes = 0;
   int64_t executed_rows = 0;
+  int operand_sets = 1;
 };
 
 GroupedShape shape_of(int64_t n, int64_t k, std::vector<int64_t> rows, GroupLayout layout, int64_t align) {
@@ -134,15 +139,28 @@ Timed run_case(kernels::Device& device, const std::string& kernel_name, const Gr
     return timed;
   }
   try {
-    const auto session = entry.open(device, {shape.groups(), shape.n, shape.k}, seed);
-    const auto gemm = session->prepare(shape, seed + 1);
-    const kernels::CheckResult check = gemm->check();
+    std::vector<std::unique_ptr<kernels::GroupedGemmSession>> sessions;
+    std::vector<std::unique_ptr<kernels::GroupedPreparedGemm>> gemms;
+    sessions.push_back(entry.open(device, {shape.groups(), shape.n, shape.k}, seed));
+    gemms.push_back(sessions.front()->prepare(shape, seed + 1));
+    const kernels::CheckResult check = gemms.front()->check();
     timed.rel_err = check.rel_err;
     timed.status = check.passed(1e-2) ? "ok" : "numerical_fail";
-    timed.note = gemm->launch_name();
-    timed.min_bytes = gemm->min_bytes();
-    timed.executed_rows = gemm->executed_rows();
-    timed.median_us = profiler::measure(device, *gemm, options).median_us;
+    timed.note = gemms.front()->launch_name();
+    timed.min_bytes = gemms.front()->min_bytes();
+    timed.executed_rows = gemms.front()->executed_rows();
+    if (options.timing == kernels::TimingMode::graph && !options.hot) {  // rotate: no replay finds its bytes in L2
+      const int sets = profiler::plan_operand_sets(timed.min_bytes, device.info().l2_bytes, device.free_memory_bytes()).sets;
+      for (int set = 1; set < sets; ++set) {
+        sessions.push_back(entry.open(device, {shape.groups(), shape.n, shape.k}, profiler::operand_set_seed(seed, set)));
+        gemms.push_back(sessions.back()->prepare(shape, profiler::operand_set_seed(seed + 1, set)));
+      }
+    }
+    std::vector<kernels::PreparedGemm*> runs;
+    for (const auto& gemm : gemms) runs.push_back(gemm.get());
+    const profiler::Measurement measurement = profiler::measure(device, runs, options);
+    timed.median_us = measurement.median_us;
+    timed.operand_sets = measurement.operand_sets;
   } catch (const kernels::UnsupportedShape& refused) {
     timed.status = "unsupported";
     timed.note = refused.what();
@@ -209,14 +227,15 @@ void print_section(const std::string& section, const std::vector<Row>& rows, dou
 
 void write_csv(const std::string& path, const std::vector<Row>& rows) {
   std::string text = csv::format_row({"section", "problem", "layout", "rows", "active_groups", "n", "k", "kernel", "status",
-                                      "median_us", "tflops", "executed_rows", "rel_err", "note"});
+                                      "median_us", "tflops", "executed_rows", "operand_sets", "rel_err", "note"});
   for (const Row& row : rows) {
     const auto emit = [&](const std::string& kernel, const Timed& t) {
       const GroupedShape& s = row.c.shape;
       text += csv::format_row({row.c.section, row.c.label, s.layout_text(), std::to_string(s.useful_rows()),
                                std::to_string(s.active_groups()), std::to_string(s.n), std::to_string(s.k), kernel,
                                t.status, cell(t.median_us, "{:.3f}"), cell(tflops(s, t), "{:.1f}"),
-                               std::to_string(t.executed_rows), cell(t.rel_err, "{:.3e}"), t.note});
+                               std::to_string(t.executed_rows), std::to_string(t.operand_sets),
+                               cell(t.rel_err, "{:.3e}"), t.note});
     };
     emit(kOurs, row.ours);
     for (std::size_t i = 0; i < kBaselines.size(); ++i) emit(kBaselines[i], row.baselines[i]);
@@ -229,7 +248,7 @@ int run(int argc, char** argv) {
   std::vector<std::string> sections = {"decode", "prefill", "deepgemm", "preset"};
   std::vector<int64_t> decode_tokens = {1, 8, 32, 64, 128, 256};
   std::vector<int64_t> prefill_tokens = {4096, 8192, 16384};
-  std::string csv_path;
+  std::string csv_path, timing = "graph", pdl = "on";
   profiler::MeasureOptions options;
   options.max_seconds_per_point = 0.25;
   options.target_rel_stderr = 0.01;
@@ -238,8 +257,12 @@ int run(int argc, char** argv) {
   app.add_option("--prefill-tokens", prefill_tokens, "tokens per prefill batch")->delimiter(',');
   app.add_option("--csv", csv_path, "also write every point to this CSV");
   app.add_option("--seconds-per-point", options.max_seconds_per_point, "time cap per measured point");
-  app.add_flag("--hot", options.hot, "keep operands in L2 (graph batches of runs); default: cold, L2 flushed");
+  app.add_option("--timing", timing, "events | graph (replays rotating over operand copies) | kernel")->capture_default_str();
+  app.add_option("--pdl", pdl, "on | off: our kernel's programmatic dependent launch (graph timing)")->capture_default_str();
+  app.add_flag("--hot", options.hot, "keep operands in L2 (one operand set); default: cold");
   CLI11_PARSE(app, argc, argv);
+  options.timing = kernels::parse_timing_mode(timing);
+  if (pdl != "on" && pdl != "off") throw UserError("--pdl " + pdl + ": use on or off");
 
   kernels::register_cuda_kernels();
   const auto device = kernels::make_cuda_device();
@@ -248,9 +271,10 @@ int run(int argc, char** argv) {
   const std::optional<double> peak = peak_tflops(info.name, "fp8");
   if (!peak) throw UserError("no datasheet FP8 peak for " + info.name + "; add it to common/device_peaks.cpp");
   const double copy_bw = kernels::measure_copy_bandwidth(*device);
-  std::printf("%s, %d SMs; datasheet FP8 %.1f TFLOP/s; device-to-device copy %.2f TB/s (read + write); %s\n",
-              info.name.c_str(), info.multiprocessors, *peak, copy_bw / 1e6,
-              options.hot ? "hot (graph batches)" : "cold (L2 evicted before each sample)");
+  device->set_programmatic_launch(options.timing == kernels::TimingMode::graph && pdl == "on");
+  std::printf("%s, %d SMs; datasheet FP8 %.1f TFLOP/s; device-to-device copy %.2f TB/s (read + write); timing %s%s%s\n",
+              info.name.c_str(), info.multiprocessors, *peak, copy_bw / 1e6, timing.c_str(),
+              device->programmatic_launch() ? " with PDL for ours" : "", options.hot ? ", hot" : ", cold");
   const std::string missing = kernels::missing_grouped_kernels();
   if (!missing.empty()) std::printf("%s\n", missing.c_str());
 

@@ -1,11 +1,15 @@
 // kernel_bench: our kernels against cuBLASLt (block-scaled FP8 and dense bf16) on
-// the same device in the same run, every point through profiler::measure (cold:
-// L2 flushed before each sample) and every point checked against the float64
-// reference first. Prints, per shape and M, each kernel's time, our speed-up over
-// each baseline (baseline time / our time: above 1 means ours is faster) and, for
-// M <= 64, the fraction of the HBM roofline: the fewest bytes a run must move over
-// the device-to-device copy bandwidth measured in this run, divided by our time.
-// Then per shape and M band the geometric means of those ratios.
+// the same device in the same run, every point through profiler::measure in each
+// timing mode asked for (events: a lone cold launch; graph: a CUDA graph rotating over
+// operand copies, with our kernels' programmatic dependent launch off and on; kernel:
+// CUPTI kernel durations, measured last since tracing slows every launch), and every
+// point checked against the float64 reference first. Shapes come from the model
+// catalog (`--shapes MODEL:TP[:MODULE]`). Prints, per mode, shape and M, each kernel's
+// time, our speed-up over each baseline (baseline time / our time: above 1 means ours
+// is faster) and, for M <= 64, the fraction of the HBM roofline: the fewest bytes a run
+// must move over the device-to-device copy bandwidth measured in this run, divided by
+// our time. Then per shape and M band, and pooled over shapes per mode and band (the
+// cross-check table), the geometric means of those ratios.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -21,8 +25,11 @@
 #include "common/atomic_file.hpp"
 #include "common/csv.hpp"
 #include "common/user_error.hpp"
+#include "common/model_catalog.hpp"
 #include "kernels/kernel.hpp"
 #include "profiler/measure.hpp"
+#include "profiler/operand_sets.hpp"
+#include "profiler/session_pool.hpp"
 
 #if SHAPESCOPE_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -40,29 +47,58 @@ struct ShapeCase {
   int64_t n, k, batch_count;
 };
 
-// DeepSeek-V3 at TP8 (the AITER tuned set), its large TP1 GEMMs, the absorbed MLA batches, Qwen3 at TP8.
-const std::map<std::string, std::vector<ShapeCase>>& shape_sets() {
-  static const std::map<std::string, std::vector<ShapeCase>> sets = {
-      {"dsv3_tp8",
-       {{"dsv3.qkv_a", 2112, 7168, 1}, {"dsv3.q_b", 3072, 1536, 1}, {"dsv3.kv_b", 4096, 512, 1},
-        {"dsv3.o", 7168, 2048, 1}, {"dsv3.gate_up", 4608, 7168, 1}, {"dsv3.down", 7168, 2304, 1},
-        {"dsv3.moe_gate_up", 512, 7168, 1}, {"dsv3.moe_down", 7168, 256, 1}}},
-      {"dsv3_tp1_large", {{"dsv3.down.tp1", 7168, 18432, 1}, {"dsv3.q_b.tp1", 24576, 1536, 1},
-                          {"dsv3.gate_up.tp1", 36864, 7168, 1}}},
-      {"mla_tp8", {{"mla.absorb_q", 512, 128, 16}, {"mla.absorb_out", 128, 512, 16}}},
-      {"qwen3_tp8", {{"qwen3_235b.qkv", 1152, 4096, 1}, {"qwen3_235b.o", 4096, 1024, 1},
-                     {"qwen3_235b.moe_gate_up", 384, 4096, 1}, {"qwen3_235b.moe_down", 4096, 192, 1}}},
-  };
-  return sets;
+// `MODEL:TP[:MODULE]` -> the catalog's GEMMs, each (N, K, batch) once.
+std::vector<ShapeCase> catalog_shapes(const std::vector<std::string>& specs) {
+  const ModelCatalog catalog = ModelCatalog::load_default();
+  std::vector<ShapeCase> shapes;
+  for (const std::string& spec : specs) {
+    const auto first = spec.find(':');
+    if (first == std::string::npos) throw UserError("--shapes " + spec + ": write MODEL:TP[:MODULE], e.g. deepseek_v3:8");
+    const auto second = spec.find(':', first + 1);
+    const std::string model = spec.substr(0, first);
+    const std::string tp_text = spec.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1);
+    const std::string module = second == std::string::npos ? "all" : spec.substr(second + 1);
+    int tp = 0;
+    try {
+      tp = std::stoi(tp_text);
+    } catch (const std::exception&) {
+      throw UserError("--shapes " + spec + ": TP '" + tp_text + "' is not a number");
+    }
+    for (const GemmProblem& problem : catalog.problems(model, module, tp)) {
+      const bool seen = std::any_of(shapes.begin(), shapes.end(), [&](const ShapeCase& s) {
+        return s.n == problem.n && s.k == problem.k && s.batch_count == problem.batch_count;
+      });
+      if (!seen)
+        shapes.push_back({fmt::format("{}.{}.tp{}", model, problem.module, tp), problem.n, problem.k,
+                          problem.batch_count});
+    }
+  }
+  return shapes;
+}
+
+// A timing variant: a mode, and for graph timing whether our kernels use PDL.
+struct Variant {
+  std::string name;  // events | graph | graph+pdl | kernel
+  kernels::TimingMode timing;
+  bool pdl = false;
+  bool baselines = true;  // graph+pdl: the baselines ignore PDL, graph's rows serve
+};
+
+Variant parse_variant(const std::string& name) {
+  if (name == "events") return {name, kernels::TimingMode::events};
+  if (name == "graph") return {name, kernels::TimingMode::graph};
+  if (name == "graph+pdl") return {name, kernels::TimingMode::graph, true, false};
+  if (name == "kernel") return {name, kernels::TimingMode::kernel};
+  throw UserError("--timings " + name + ": use events, graph, graph+pdl or kernel");
 }
 
 struct Point {
-  std::string shape_label, kernel;
+  std::string variant, shape_label, kernel;
   GemmShape shape;
   std::string status;  // ok | numerical_fail | unsupported | error
   std::string note;    // launch name, or why not
   double median_us = 0, min_bytes = 0, rel_err = 0;
-  int samples = 0;
+  int samples = 0, operand_sets = 1;
 };
 
 double geometric_mean(const std::vector<double>& values) {
@@ -106,40 +142,57 @@ double measured_copy_bandwidth() {
 #endif
 }
 
-std::vector<Point> run_shape(kernels::Device& device, const ShapeCase& shape_case,
-                             const std::string& kernel_name, const std::vector<int64_t>& ms,
-                             const profiler::MeasureOptions& options, uint64_t& seed) {
+std::vector<Point> run_shape(kernels::Device& device, const ShapeCase& shape_case, const std::string& kernel_name,
+                             const std::vector<int64_t>& ms, const profiler::MeasureOptions& options,
+                             const std::string& variant, uint64_t& seed) {
   std::vector<Point> points;
   const kernels::KernelEntry& entry = kernels::find_kernel(kernel_name);
-  std::unique_ptr<kernels::GemmSession> session;
+  std::unique_ptr<profiler::SessionPool> sessions;
   std::string open_error;
   try {
-    session = entry.open(device, kernels::WeightShape{shape_case.n, shape_case.k, shape_case.batch_count}, ++seed);
+    sessions = std::make_unique<profiler::SessionPool>(
+        entry, device, kernels::WeightShape{shape_case.n, shape_case.k, shape_case.batch_count}, ++seed);
   } catch (const std::exception& error) {
     open_error = error.what();
   }
   for (const int64_t m : ms) {
     Point point;
+    point.variant = variant;
     point.shape_label = shape_case.label;
     point.kernel = kernel_name;
     point.shape = GemmShape{m, shape_case.n, shape_case.k, shape_case.batch_count};
     if (const auto reason = entry.unsupported_reason(point.shape)) {
       point.status = "unsupported";
       point.note = *reason;
-    } else if (!session) {
+    } else if (!sessions) {
       point.status = "error";
       point.note = open_error;
     } else {
       try {
-        const auto gemm = session->prepare(m, ++seed);
+        const uint64_t gemm_seed = ++seed;
+        const auto gemm = sessions->first().prepare(m, gemm_seed);
         const kernels::CheckResult check = gemm->check();
         point.rel_err = check.rel_err;
         point.min_bytes = gemm->min_bytes();
         point.note = gemm->launch_name();
         point.status = check.passed(1e-2) ? "ok" : "numerical_fail";
-        const profiler::Measurement measurement = profiler::measure(device, *gemm, options);
+        std::vector<kernels::PreparedGemm*> sets{gemm.get()};
+        std::vector<std::unique_ptr<kernels::PreparedGemm>> extra;
+        if (options.timing == kernels::TimingMode::graph && !options.hot) {
+          const profiler::OperandSetPlan plan =
+              profiler::plan_operand_sets(point.min_bytes, device.info().l2_bytes, device.free_memory_bytes());
+          std::string why;
+          const int open = sessions->ensure(plan.sets, why);
+          for (int set = 1; set < open; ++set) {
+            extra.push_back(sessions->at(set).prepare(m, profiler::operand_set_seed(gemm_seed, set)));
+            sets.push_back(extra.back().get());
+          }
+        }
+        const profiler::Measurement measurement = profiler::measure(device, sets, options);
         point.median_us = measurement.median_us;
         point.samples = measurement.samples;
+        point.operand_sets = measurement.operand_sets;
+        if (!measurement.launched.empty()) point.note += " [" + measurement.launched + "]";
       } catch (const kernels::UnsupportedShape& refused) {
         point.status = "unsupported";
         point.note = refused.what();
@@ -158,6 +211,17 @@ const Point* find_point(const std::vector<Point>& points, const std::string& ker
   for (const Point& p : points)
     if (p.kernel == kernel && p.shape_label == shape_label && p.shape.m == m && p.status == "ok") return &p;
   return nullptr;
+}
+
+// The points of one variant; graph+pdl borrows graph's baseline rows.
+std::vector<Point> points_of(const std::vector<Point>& all, const Variant& variant,
+                             const std::vector<std::string>& baselines) {
+  std::vector<Point> selected;
+  for (const Point& p : all) {
+    const bool baseline = std::find(baselines.begin(), baselines.end(), p.kernel) != baselines.end();
+    if (p.variant == variant.name || (!variant.baselines && baseline && p.variant == "graph")) selected.push_back(p);
+  }
+  return selected;
 }
 
 struct Band {
@@ -184,7 +248,7 @@ void print_points(const std::vector<Point>& points, const std::vector<ShapeCase>
   for (const auto& o : ours)
     for (const auto& b : baselines) header += fmt::format(" {:>9}", (o == ours.front() ? "x" : "x'") + short_name(b));
   header += fmt::format(" {:>8}", "roofline");
-  std::printf("\ntimes in us (median, cold); xNAME = NAME time / our time (>1: ours faster); x' = second of ours\n%s\n",
+  std::printf("\ntimes in us (median); xNAME = NAME time / our time (>1: ours faster); x' = second of ours\n%s\n",
               header.c_str());
   for (const ShapeCase& shape : shapes) {
     for (const int64_t m : ms) {
@@ -248,23 +312,53 @@ void print_bands(const std::vector<Point>& points, const std::vector<ShapeCase>&
   }
 }
 
+// The cross-check table: per timing variant and M band, the geometric mean over every
+// shape and M where both ran of baseline time / our time.
+void print_pooled(const std::vector<Point>& all, const std::vector<Variant>& variants,
+                  const std::vector<std::string>& ours, const std::vector<std::string>& baselines) {
+  std::printf("\npooled over shapes: geometric mean of baseline time / our time, per timing and M band\n");
+  std::string header = fmt::format("{:<10} {:<9}", "timing", "band");
+  for (const auto& o : ours)
+    for (const auto& b : baselines) header += fmt::format(" {:>26}", o.substr(0, 14) + " vs " + short_name(b));
+  std::printf("%s\n", header.c_str());
+  for (const Variant& variant : variants) {
+    const std::vector<Point> points = points_of(all, variant, baselines);
+    for (const Band& band : kBands) {
+      std::string line = fmt::format("{:<10} {:<9}", variant.name, band.name);
+      for (const auto& o : ours)
+        for (const auto& b : baselines) {
+          std::vector<double> ratios;
+          for (const Point& po : points) {
+            if (po.kernel != o || po.status != "ok" || po.shape.m < band.lo || po.shape.m > band.hi) continue;
+            if (const Point* pb = find_point(points, b, po.shape_label, po.shape.m))
+              ratios.push_back(pb->median_us / po.median_us);
+          }
+          line += fmt::format(" {:>26}", cell(geometric_mean(ratios), "{:.3f}") + fmt::format(" (n={})", ratios.size()));
+        }
+      std::printf("%s\n", line.c_str());
+    }
+  }
+}
+
 void write_csv(const std::string& path, const std::vector<Point>& points, double copy_bw) {
-  std::string text = csv::format_row({"shape", "kernel", "m", "n", "k", "batch_count", "status", "median_us", "samples",
-                                      "rel_err", "min_bytes", "roofline_fraction", "note"});
+  std::string text = csv::format_row({"timing", "shape", "kernel", "m", "n", "k", "batch_count", "status", "median_us",
+                                      "samples", "operand_sets", "rel_err", "min_bytes", "roofline_fraction", "note"});
   for (const Point& p : points) {
     const bool timed = p.status == "ok" || p.status == "numerical_fail";
-    text += csv::format_row({p.shape_label, p.kernel, std::to_string(p.shape.m), std::to_string(p.shape.n),
+    text += csv::format_row({p.variant, p.shape_label, p.kernel, std::to_string(p.shape.m), std::to_string(p.shape.n),
                              std::to_string(p.shape.k), std::to_string(p.shape.batch_count), p.status,
                              timed ? fmt::format("{:.3f}", p.median_us) : "", std::to_string(p.samples),
-                             timed ? fmt::format("{:.3e}", p.rel_err) : "", fmt::format("{:.0f}", p.min_bytes),
+                             std::to_string(p.operand_sets), timed ? fmt::format("{:.3e}", p.rel_err) : "",
+                             fmt::format("{:.0f}", p.min_bytes),
                              timed ? fmt::format("{:.4f}", p.min_bytes / copy_bw / p.median_us) : "", p.note});
   }
   write_file_atomically(path, text);
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"kernel_bench: our block-scaled kernels vs cuBLASLt, same device, same run"};
-  std::vector<std::string> sets = {"dsv3_tp8"};
+  CLI::App app{"kernel_bench: our block-scaled kernels vs cuBLASLt, same device, same run, per timing mode"};
+  std::vector<std::string> shape_specs = {"deepseek_v3:8"};
+  std::vector<std::string> timings = {"events", "graph", "graph+pdl", "kernel"};
   std::vector<int64_t> ms = {1, 2, 3, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
   std::vector<std::string> ours = {"fp8_blockscale", "fp8_blockscale_bpreshuffle"};
   std::vector<std::string> baselines = {"cublaslt_fp8_blockscale", "cublaslt_bf16"};
@@ -272,49 +366,59 @@ int run(int argc, char** argv) {
   profiler::MeasureOptions options;
   options.max_seconds_per_point = 0.25;
   options.target_rel_stderr = 0.01;
-  app.add_option("--set", sets, "shape sets: dsv3_tp8, dsv3_tp1_large, mla_tp8, qwen3_tp8")->delimiter(',');
+  app.add_option("--shapes", shape_specs, "catalog shapes MODEL:TP[:MODULE], e.g. deepseek_v3:8, deepseek_v3:1:gate_up_proj")
+      ->delimiter(',');
+  app.add_option("--timings", timings, "events, graph, graph+pdl (ours with programmatic dependent launch), kernel")
+      ->delimiter(',');
   app.add_option("--ms", ms, "M values")->delimiter(',');
   app.add_option("--ours", ours, "our kernels (the first is the one the roofline column describes)")->delimiter(',');
   app.add_option("--baselines", baselines, "baseline kernels")->delimiter(',');
   app.add_option("--csv", csv_path, "also write every point to this CSV");
   app.add_option("--seconds-per-point", options.max_seconds_per_point, "time cap per measured point");
-  app.add_flag("--hot", options.hot, "keep operands in L2 between samples (default: flush before each)");
+  app.add_flag("--hot", options.hot, "keep operands in L2 between samples (default: cold)");
   CLI11_PARSE(app, argc, argv);
 
+  std::vector<Variant> variants;
+  for (const std::string& name : timings) variants.push_back(parse_variant(name));
+  // Kernel tracing stays attached once on: it goes last.
+  std::stable_partition(variants.begin(), variants.end(),
+                        [](const Variant& v) { return v.timing != kernels::TimingMode::kernel; });
+  const std::vector<ShapeCase> shapes = catalog_shapes(shape_specs);
   kernels::register_cuda_kernels();
   const auto device = kernels::make_cuda_device();
   if (!device) throw UserError("kernel_bench needs a CUDA GPU: " + kernels::cuda_unavailable_reason());
   const kernels::DeviceInfo info = device->info();
   const double copy_bw = measured_copy_bandwidth();
-  std::printf("%s, %d SMs; device-to-device copy %.2f TB/s (read + write); %s measurement\n", info.name.c_str(),
-              info.multiprocessors, copy_bw / 1e6, options.hot ? "hot" : "cold (L2 evicted by a read pass)");
+  std::printf("%s, %d SMs, L2 %.0f MB; device-to-device copy %.2f TB/s (read + write); %s\n", info.name.c_str(),
+              info.multiprocessors, double(info.l2_bytes) / 1e6, copy_bw / 1e6, options.hot ? "hot" : "cold");
 
   std::vector<Point> points;
-  std::vector<ShapeCase> shapes;
   uint64_t seed = 0xbe4c40000;
-  for (const std::string& set : sets) {
-    const auto found = shape_sets().find(set);
-    if (found == shape_sets().end())
-      throw UserError("--set " + set + ": unknown; use dsv3_tp8, dsv3_tp1_large, mla_tp8 or qwen3_tp8");
-    for (const ShapeCase& shape : found->second) {
-      shapes.push_back(shape);
-      for (const auto& kernel : ours) {
-        const auto shape_points = run_shape(*device, shape, kernel, ms, options, seed);
+  for (const Variant& variant : variants) {
+    profiler::MeasureOptions variant_options = options;
+    variant_options.timing = variant.timing;
+    device->set_programmatic_launch(variant.pdl);
+    for (const ShapeCase& shape : shapes) {
+      std::vector<std::string> kernels = ours;
+      if (variant.baselines) kernels.insert(kernels.end(), baselines.begin(), baselines.end());
+      for (const auto& kernel : kernels) {
+        const auto shape_points = run_shape(*device, shape, kernel, ms, variant_options, variant.name, seed);
         points.insert(points.end(), shape_points.begin(), shape_points.end());
       }
-      for (const auto& kernel : baselines) {
-        const auto shape_points = run_shape(*device, shape, kernel, ms, options, seed);
-        points.insert(points.end(), shape_points.begin(), shape_points.end());
-      }
-      std::fprintf(stderr, "  %s done\n", shape.label.c_str());
+      std::fprintf(stderr, "  %s %s done\n", variant.name.c_str(), shape.label.c_str());
     }
   }
   for (const Point& p : points)
     if (p.status != "ok" && p.status != "unsupported")
-      std::printf("  %s %s M=%ld: %s %s (rel_err %.3e)\n", p.kernel.c_str(), p.shape_label.c_str(), long(p.shape.m),
-                  p.status.c_str(), p.note.c_str(), p.rel_err);
-  print_points(points, shapes, ms, ours, baselines, copy_bw);
-  print_bands(points, shapes, ms, ours, baselines, copy_bw);
+      std::printf("  %s %s %s M=%ld: %s %s (rel_err %.3e)\n", p.variant.c_str(), p.kernel.c_str(),
+                  p.shape_label.c_str(), long(p.shape.m), p.status.c_str(), p.note.c_str(), p.rel_err);
+  for (const Variant& variant : variants) {
+    const std::vector<Point> selected = points_of(points, variant, baselines);
+    std::printf("\n===== timing %s =====\n", variant.name.c_str());
+    print_points(selected, shapes, ms, ours, baselines, copy_bw);
+    print_bands(selected, shapes, ms, ours, baselines, copy_bw);
+  }
+  print_pooled(points, variants, ours, baselines);
   if (!csv_path.empty()) write_csv(csv_path, points, copy_bw);
   return 0;
 }

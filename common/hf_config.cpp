@@ -62,6 +62,19 @@ class Config {
     return document_.contains(key) && document_.at(key).is_array() && !document_.at(key).empty();
   }
 
+  // An absent key reads as an empty list.
+  std::vector<int64_t> integer_list(const char* key) const {
+    std::vector<int64_t> values;
+    if (!document_.contains(key) || document_.at(key).is_null()) return values;
+    const json& list = document_.at(key);
+    const auto not_integer = [](const json& value) { return !value.is_number_integer(); };
+    if (!list.is_array() || std::any_of(list.begin(), list.end(), not_integer)) {
+      throw UserError(fmt::format("{}: '{}' is {}; expected a list of integers", path_, key, list.dump()));
+    }
+    for (const json& value : list) values.push_back(value.get<int64_t>());
+    return values;
+  }
+
   const std::string& path() const { return path_; }
 
  private:
@@ -195,6 +208,39 @@ std::vector<LinearLayer> deepseek_layers(const Config& config) {
   return layers;
 }
 
+// Decoder layers with routed experts: DeepSeek style (dense before first_k_dense_replace,
+// then every moe_layer_freq-th layer) and Qwen MoE style (every decoder_sparse_step-th
+// layer, except mlp_only_layers), as the two families' modeling code decides.
+int64_t deepseek_moe_layer_count(const Config& config, int64_t layers) {
+  const int64_t first_dense = config.optional_integer("first_k_dense_replace").value_or(0);
+  const int64_t frequency = std::max<int64_t>(config.optional_integer("moe_layer_freq").value_or(1), 1);
+  int64_t moe = 0;
+  for (int64_t i = first_dense; i < layers; ++i) moe += i % frequency == 0;
+  return moe;
+}
+
+int64_t qwen_moe_layer_count(const Config& config, int64_t layers) {
+  const std::vector<int64_t> dense_only = config.integer_list("mlp_only_layers");
+  const int64_t step = std::max<int64_t>(config.optional_integer("decoder_sparse_step").value_or(1), 1);
+  int64_t moe = 0;
+  for (int64_t i = 0; i < layers; ++i) {
+    moe += (i + 1) % step == 0 && std::find(dense_only.begin(), dense_only.end(), i) == dense_only.end();
+  }
+  return moe;
+}
+
+// Experts (routed and shared) run in the MoE layers, the dense MLP in the others;
+// module_layers lists only modules that skip some layers.
+void record_layer_counts(int64_t moe_layers, ModelSpec& spec) {
+  for (const LinearLayer& layer : spec.layers) {
+    const bool expert = layer.experts > 0 || layer.name.rfind("shared_expert_", 0) == 0;
+    const bool dense_mlp = layer.name == "gate_up_proj" || layer.name == "down_proj";
+    if (!expert && !dense_mlp) continue;
+    const int64_t count = expert ? moe_layers : spec.num_hidden_layers - moe_layers;
+    if (count != spec.num_hidden_layers) spec.module_layers[layer.name] = count;
+  }
+}
+
 }  // namespace
 
 ModelSpec model_from_hf_config(const std::filesystem::path& config_json, const std::string& name) {
@@ -215,14 +261,17 @@ ModelSpec model_from_hf_config(const std::filesystem::path& config_json, const s
   ModelSpec spec;
   spec.name = name;
   spec.source = fmt::format("Hugging Face config {} (model_type {})", config_json.string(), model_type);
+  spec.num_hidden_layers = config.optional_integer("num_hidden_layers").value_or(0);
   if (one_of(model_type, kLlamaStyle)) {
     spec.layers = llama_layers(config);
   } else if (one_of(model_type, kQwenMoeStyle)) {
     spec.layers = qwen_moe_layers(config);
+    record_layer_counts(qwen_moe_layer_count(config, spec.num_hidden_layers), spec);
   } else if (one_of(model_type, kLocalExpertsStyle)) {
-    spec.layers = local_experts_layers(config);
+    spec.layers = local_experts_layers(config);  // every layer's MLP is the experts: no per-module counts
   } else if (one_of(model_type, kDeepseekStyle)) {
     spec.layers = deepseek_layers(config);
+    record_layer_counts(deepseek_moe_layer_count(config, spec.num_hidden_layers), spec);
   } else {
     throw UserError(fmt::format("{}: model_type '{}' is not supported (supported: {}, {}, {}, {}); add the model as "
                                 "profiles/models/<name>.json instead",

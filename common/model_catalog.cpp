@@ -3,6 +3,8 @@
 //   {
 //     "name": "llama3_8b",                 // must equal the file name without .json
 //     "source": "where the numbers come from",
+//     "num_hidden_layers": 32,             // optional, decoder layers
+//     "module_layers": {"gate_up_proj": 3}, // optional, modules that run in fewer layers than all
 //     "layers": [
 //       {"name": "gate_up_proj",           // module name, unique within the model
 //        "k": 4096, "n": 28672,            // unsplit input / output features
@@ -143,6 +145,33 @@ LinearLayer parse_layer(const json& object, const std::string& where) {
   return layer;
 }
 
+// num_hidden_layers and module_layers: every module_layers key names a layer, and no
+// module runs in more layers than the model has.
+void parse_layer_counts(const json& document, const std::string& source, ModelSpec& spec) {
+  if (document.contains("num_hidden_layers")) {
+    spec.num_hidden_layers = positive_integer(document, "num_hidden_layers", source);
+  }
+  if (!document.contains("module_layers")) return;
+  const json& counts = document.at("module_layers");
+  if (!counts.is_object()) throw UserError(fmt::format("{}: 'module_layers' must be an object {{module: layers}}", source));
+  if (spec.num_hidden_layers == 0) {
+    throw UserError(fmt::format("{}: 'module_layers' needs 'num_hidden_layers' beside it", source));
+  }
+  for (const auto& item : counts.items()) {
+    const bool known = std::any_of(spec.layers.begin(), spec.layers.end(),
+                                   [&](const LinearLayer& layer) { return layer.name == item.key(); });
+    if (!known) {
+      throw UserError(fmt::format("{}: module_layers names '{}', which is not a layer of the model", source, item.key()));
+    }
+    const int64_t layers = positive_integer(counts, item.key().c_str(), source + " module_layers");
+    if (layers > spec.num_hidden_layers) {
+      throw UserError(fmt::format("{}: module_layers '{}' is {}, more than num_hidden_layers {}", source, item.key(),
+                                  layers, spec.num_hidden_layers));
+    }
+    spec.module_layers[item.key()] = layers;
+  }
+}
+
 // The valid TP degrees that divide `value`, as "1, 2 or 4".
 std::string dividing_tps(int64_t value) {
   std::vector<int> tps;
@@ -263,7 +292,7 @@ ModelSpec parse_model_json(const std::string& json_text, const std::string& sour
   } catch (const json::parse_error& error) {
     throw UserError(fmt::format("{}: invalid JSON ({}); fix the file", source, error.what()));
   }
-  require_keys(document, {"name", "source", "layers"}, {}, source);
+  require_keys(document, {"name", "source", "layers"}, {"num_hidden_layers", "module_layers"}, source);
   ModelSpec spec;
   spec.name = text_field(document, "name", source);
   spec.source = text_field(document, "source", source);
@@ -279,7 +308,17 @@ ModelSpec parse_model_json(const std::string& json_text, const std::string& sour
     }
     spec.layers.push_back(std::move(layer));
   }
+  parse_layer_counts(document, source, spec);
   return spec;
+}
+
+int64_t layers_running(const ModelSpec& spec, const std::string& module) {
+  if (spec.num_hidden_layers <= 0) {
+    throw UserError(fmt::format("model {} does not state num_hidden_layers; add it to its catalog file ({})", spec.name,
+                                spec.source));
+  }
+  const auto found = spec.module_layers.find(module);
+  return found == spec.module_layers.end() ? spec.num_hidden_layers : found->second;
 }
 
 ModelCatalog ModelCatalog::load(const std::filesystem::path& directory) {

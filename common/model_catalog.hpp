@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,7 +35,13 @@ struct ModelSpec {
   std::string name;         // e.g. "llama3_8b"
   std::string source;       // where the numbers come from
   std::vector<LinearLayer> layers;
+  int64_t num_hidden_layers = 0;                 // decoder layers; 0 when the source does not say
+  std::map<std::string, int64_t> module_layers;  // modules that skip some layers: the layers they run in
 };
+
+// How many decoder layers run `module`: its module_layers entry, else every layer.
+// Throws UserError when the model does not state num_hidden_layers.
+int64_t layers_running(const ModelSpec& spec, const std::string& module);
 
 // One GEMM to profile: a layer at a TP degree.
 struct GemmProblem {

@@ -16,7 +16,8 @@ const std::vector<std::string>& profile_columns() {
       "n",              "k",              "batch_count",   "dtype",          "kernel",        "backend",
       "device",         "peak_tflops",    "time_us_min",   "time_us_max",    "time_us_stddev", "samples",
       "gbytes_per_s",   "rel_err",        "status",        "ci95_us",        "passes",        "sm_clock_mhz",
-      "sm_clock_end_mhz", "temperature_c", "power_w",       "note"};
+      "sm_clock_end_mhz", "temperature_c", "power_w",       "timing",        "operand_sets",  "launched",
+      "note"};
   return columns;
 }
 
@@ -39,6 +40,7 @@ std::vector<std::string> to_fields(const ProfileRow& row) {
           number(row.gbytes_per_s),   number(row.rel_err),        row.status,
           number(row.ci95_us),        number(row.passes),         number(row.sm_clock_mhz),
           number(row.sm_clock_end_mhz), number(row.temperature_c), number(row.power_w),
+          row.timing,                 number(row.operand_sets),   row.launched,
           row.note};
 }
 
@@ -158,6 +160,10 @@ ProfileRow parse_profile_row(const std::vector<std::string>& header, const std::
   reader.optional_number("sm_clock_end_mhz", row.sm_clock_end_mhz);
   reader.optional_number("temperature_c", row.temperature_c);
   reader.optional_number("power_w", row.power_w);
+  reader.optional_text("timing", row.timing);
+  if (row.timing.empty()) row.timing = kTimingEvents;
+  reader.optional_number("operand_sets", row.operand_sets);
+  reader.optional_text("launched", row.launched);
   reader.optional_text("note", row.note);
   if (reader.field("groups") != nullptr) {
     ProfileRow::Grouped& g = row.grouped.emplace();

@@ -17,6 +17,8 @@ inline constexpr const char* kStatusSkippedOom = "skipped-oom";        // buffer
 inline constexpr const char* kStatusUnsupported = "unsupported";       // the kernel cannot run this shape
 inline constexpr const char* kStatusThrottled = "throttled";           // measured below the starting SM clock
 inline constexpr const char* kStatusNoRows = "no-rows";                // grouped: no token reached this GPU's experts
+// Profiles written before the timing column existed were timed this way.
+inline constexpr const char* kTimingEvents = "events";
 
 struct ProfileRow {
   int64_t batch = 0;           // M
@@ -39,6 +41,9 @@ struct ProfileRow {
   double sm_clock_end_mhz = 0;
   double temperature_c = 0;
   double power_w = 0;
+  std::string timing = kTimingEvents;  // events | graph | kernel (kernels::TimingMode)
+  int64_t operand_sets = 1;      // distinct operand copies a graph replay rotates over
+  std::string launched;          // kernel timing: every kernel a run launched ("a; b")
   std::string note;              // why a point was skipped or failed
   // Grouped GEMM columns (MoE experts, `profile --module experts`): present in grouped profiles only.
   // batch (= m) is then the batch's tokens; flops and utils count the useful rows only.

@@ -92,6 +92,16 @@ struct DeviceInfo {
   double max_sm_clock_mhz = 0;
 };
 
+// How a sample is timed (the CSV's `timing` column):
+//   events: one run after the cache flush, event to event (what a lone cold launch costs);
+//   graph:  R runs over R distinct operand sets captured once and replayed as one unit,
+//           per-run time = replay time / R (what a serving engine's CUDA graph pays);
+//   kernel: the GPU durations of every kernel a run launches, summed (what a profiler reports).
+enum class TimingMode { events, graph, kernel };
+std::string to_string(TimingMode mode);
+// Throws UserError naming the valid modes.
+TimingMode parse_timing_mode(const std::string& text);
+
 // Times one region of device work.
 class Timer {
  public:
@@ -99,6 +109,17 @@ class Timer {
   virtual void start() = 0;
   virtual void stop() = 0;
   virtual double elapsed_us() = 0;  // waits for the region to finish
+  // What the last region launched ("name; name"), where the timer can tell; else "".
+  virtual std::string launched() const { return ""; }
+};
+
+// A fixed sequence of runs captured once and replayed as one unit (a CUDA graph on
+// the GPU): no launch gaps between them. Destroy it before any of its runs.
+class RunSequence {
+ public:
+  virtual ~RunSequence() = default;
+  // Replays the whole sequence once; µs from its start to its end.
+  virtual double replay_us() = 0;
 };
 
 // Where kernels run: timers, cache flushing, clocks, memory.
@@ -113,9 +134,17 @@ class Device {
   virtual void synchronize() = 0;
   virtual std::size_t free_memory_bytes() const = 0;
   virtual std::optional<ClockSample> sample_clock() const = 0;
-  // Time `launches` back-to-back runs as one unit (a CUDA graph on the GPU), in µs total.
-  // Used for kernels so short that launch gaps would pose as kernel time.
-  virtual double time_batched(PreparedGemm& gemm, int launches) = 0;
+  // `runs` in order as one replayable unit (they must outlive it).
+  virtual std::unique_ptr<RunSequence> capture(const std::vector<PreparedGemm*>& runs) = 0;
+  // A timer of the GPU durations of the kernels a region launches; throws
+  // std::runtime_error saying what is missing where it cannot (no CUPTI, say).
+  virtual std::unique_ptr<Timer> make_kernel_timer() = 0;
+  // A run that launches one empty kernel: the floor each timing mode adds to every run.
+  virtual std::unique_ptr<PreparedGemm> empty_run() = 0;
+  // Lets kernels that support it launch with programmatic dependent launch, so one GEMM's
+  // prologue overlaps the previous one's tail (graph timing turns it on; a no-op on the CPU).
+  virtual void set_programmatic_launch(bool on) { (void)on; }
+  virtual bool programmatic_launch() const { return false; }
 };
 
 struct KernelEntry {

@@ -7,13 +7,17 @@
 #include <fmt/format.h>
 
 #include "common/device_peaks.hpp"
+#include "common/user_error.hpp"
 #include "kernels/copy_bandwidth.hpp"
 #include "kernels/synthetic_operands.hpp"
 #include "profiler/interrupt.hpp"
 #include "profiler/profile_csv.hpp"
 #include "profiler/progress.hpp"
+#include "profiler/operand_sets.hpp"
 #include "profiler/repeat_sweep.hpp"
+#include "profiler/session_pool.hpp"
 #include "profiler/sidecar.hpp"
+#include "profiler/timing_floors.hpp"
 
 namespace shapescope::profiler {
 
@@ -52,10 +56,71 @@ struct PointContext {
   double copy_bytes_per_us;
 };
 
+// The grouped sessions of one (kernel, expert layer): the first always, and in graph timing
+// the further copies the replays rotate over, each with its own experts' weights.
+class GroupedSessionPool {
+ public:
+  GroupedSessionPool(const kernels::GroupedKernelEntry& kernel, kernels::Device& device,
+                     const kernels::GroupedWeightShape& shape, uint64_t seed)
+      : kernel_(kernel), device_(device), shape_(shape), seed_(seed) {
+    sessions_.push_back(kernel_.open(device_, shape_, seed_));
+  }
+  kernels::GroupedGemmSession& first() { return *sessions_.front(); }
+  kernels::GroupedGemmSession& at(int index) { return *sessions_.at(std::size_t(index)); }
+  // Opens sessions until `count` are open or one fails to (memory); how many are open.
+  int ensure(int count, std::string& why) {
+    while (int(sessions_.size()) < count) {
+      try {
+        sessions_.push_back(kernel_.open(device_, shape_, operand_set_seed(seed_, int(sessions_.size()))));
+      } catch (const std::exception& error) {
+        why = error.what();
+        break;
+      }
+    }
+    return std::min(count, int(sessions_.size()));
+  }
+
+ private:
+  const kernels::GroupedKernelEntry& kernel_;
+  kernels::Device& device_;
+  kernels::GroupedWeightShape shape_;
+  uint64_t seed_;
+  std::vector<std::unique_ptr<kernels::GroupedGemmSession>> sessions_;
+};
+
+// Graph timing: the further operand sets (experts' weights and activations) the point rotates over.
+std::vector<std::unique_ptr<kernels::GroupedPreparedGemm>> rotation_sets(kernels::Device& device,
+                                                                         GroupedSessionPool& pool,
+                                                                         kernels::GroupedPreparedGemm& gemm,
+                                                                         const kernels::GroupedShape& shape,
+                                                                         uint64_t seed, ProfileRow& row) {
+  std::vector<std::unique_ptr<kernels::GroupedPreparedGemm>> extra;
+  const double set_bytes = gemm.min_bytes();
+  const std::size_t l2_bytes = device.info().l2_bytes;
+  const OperandSetPlan wanted = plan_operand_sets(set_bytes, l2_bytes, device.free_memory_bytes());
+  std::string why;
+  const int open = pool.ensure(wanted.sets, why);
+  for (int set = 1; set < open; ++set) {
+    try {
+      extra.push_back(pool.at(set).prepare(shape, operand_set_seed(seed, set)));
+    } catch (const std::exception& error) {
+      why = error.what();
+      break;
+    }
+  }
+  const int sets = int(extra.size()) + 1;
+  if (double(sets) * set_bytes < kRotationL2Multiple * double(l2_bytes)) {
+    row.note = fmt::format("graph rotation over {} operand sets ({:.1f} MB) is below {}x the L2{}{}: partly warm", sets,
+                           double(sets) * set_bytes / 1e6, kRotationL2Multiple, why.empty() ? "" : "; ", why);
+  }
+  return extra;
+}
+
 // Measures one M (or explains why not) into `row`; returns the timed kernel seconds.
-double measure_grouped_point(kernels::Device& device, kernels::GroupedGemmSession& session, const PointContext& context,
+double measure_grouped_point(kernels::Device& device, GroupedSessionPool& pool, const PointContext& context,
                              const GroupedPoint& point, ProfileRow& row) {
   const kernels::GroupedShape& shape = point.shape;
+  kernels::GroupedGemmSession& session = pool.first();
   if (shape.useful_rows() == 0) {
     row.status = kStatusNoRows;
     row.note = fmt::format("no (token, expert) pair reached this GPU's {} experts at {} tokens", shape.groups(), point.m);
@@ -69,11 +134,20 @@ double measure_grouped_point(kernels::Device& device, kernels::GroupedGemmSessio
     return 0;
   }
   try {
-    auto gemm = session.prepare(shape, kernels::synthetic::mix(context.plan.seed + uint64_t(point.m)));
+    const uint64_t seed = kernels::synthetic::mix(context.plan.seed + uint64_t(point.m));
+    auto gemm = session.prepare(shape, seed);
     row.kernel_name = gemm->launch_name();
     const kernels::CheckResult check = gemm->check();
     row.rel_err = check.rel_err;
-    const Measurement m = measure(device, *gemm, context.plan.measure);
+    std::vector<kernels::PreparedGemm*> sets{gemm.get()};
+    std::vector<std::unique_ptr<kernels::GroupedPreparedGemm>> extra;
+    if (context.plan.measure.timing == kernels::TimingMode::graph && !context.plan.measure.hot) {
+      extra = rotation_sets(device, pool, *gemm, shape, seed, row);
+      for (const auto& set : extra) sets.push_back(set.get());
+    }
+    const Measurement m = measure(device, sets, context.plan.measure);
+    row.operand_sets = m.operand_sets;
+    row.launched = m.launched;
     const double executed_flops = 2.0 * double(gemm->executed_rows()) * double(shape.n) * double(shape.k);
     row.kernel_time_us = m.median_us;
     row.tflops = shape.useful_flops() / m.median_us / 1e6;
@@ -144,12 +218,13 @@ double warm_up(kernels::Device& device, const GroupedSweepPlan& plan) {
 
 }  // namespace
 
-std::string grouped_file_name(const GroupedSeries& series, const std::string& kernel) {
+std::string grouped_file_name(const GroupedSeries& series, const std::string& kernel, kernels::TimingMode timing) {
   const GemmProblem& p = series.problem;
-  if (series.preset) return fmt::format("{}_{}_{}_{}.csv", p.model, p.module, series.layout_label, kernel);
+  const std::string mode = timing == kernels::TimingMode::events ? "" : "_" + kernels::to_string(timing);
+  if (series.preset) return fmt::format("{}_{}_{}_{}{}.csv", p.model, p.module, series.layout_label, kernel, mode);
   const std::string parallel = p.ep > 1 ? fmt::format("ep{}", p.ep) : fmt::format("tp{}", p.tp);
-  return fmt::format("{}_{}_{}_E{}_N{}_K{}_{}_{}_{}.csv", p.model, p.module, parallel, p.local_experts, p.n, p.k,
-                     series.routing_label, series.layout_label, kernel);
+  return fmt::format("{}_{}_{}_E{}_N{}_K{}_{}_{}_{}{}.csv", p.model, p.module, parallel, p.local_experts, p.n, p.k,
+                     series.routing_label, series.layout_label, kernel, mode);
 }
 
 std::string speed_of_light_summary(const SweepResult& result) {
@@ -186,15 +261,23 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
   int64_t total_points = 0;
   for (const GroupedSeries& series : plan.series) total_points += int64_t(series.points.size() * plan.kernels.size());
   Progress progress(total_points, plan.progress);
+  device.set_programmatic_launch(plan.programmatic_launch);
   const double steady_clock_mhz =
       plan.steady_warm_up && device.kind() == kernels::BackendKind::cuda ? warm_up(device, plan) : 0;
+  result.floors = measure_timing_floors(device, plan.measure);
   const double copy_bytes_per_us = kernels::measure_copy_bandwidth(device);
+  const std::string timing = kernels::to_string(plan.measure.timing);
 
   for (const GroupedSeries& series : plan.series) {
     for (const std::string& kernel_name : plan.kernels) {
       const kernels::GroupedKernelEntry& kernel = kernels::find_grouped_kernel(kernel_name);
-      const std::filesystem::path csv = plan.out_dir / grouped_file_name(series, kernel_name);
+      const std::filesystem::path csv = plan.out_dir / grouped_file_name(series, kernel_name, plan.measure.timing);
       std::vector<ProfileRow> rows = read_profile_csv(csv);
+      for (const ProfileRow& row : rows) {
+        if (row.timing != timing)  // a resumed row must have been measured the same way
+          throw UserError(fmt::format("{} holds M={} timed with {}, not {}; move the file away or pass --out DIR",
+                                      csv.string(), row.batch, row.timing, timing));
+      }
       std::set<int64_t> done;
       for (const ProfileRow& row : rows) done.insert(row.batch);
       const int64_t resumed = int64_t(std::count_if(series.points.begin(), series.points.end(),
@@ -216,6 +299,8 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
       sidecar.measure = plan.measure;
       sidecar.seed = plan.seed;
       sidecar.command_line = plan.command_line;
+      sidecar.floors = result.floors;
+      sidecar.programmatic_launch = plan.programmatic_launch;
       nlohmann::json grouped = plan.description;
       grouped["routing"] = series.routing;
       grouped["ep"] = series.problem.ep;
@@ -232,10 +317,12 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
       const kernels::KernelEntry& peak_kernel = kernels::find_kernel(kernel.peak_kernel);
       sidecar.peak = peaks.peak_for(device, peak_kernel);
       sidecar.clock = device.sample_clock();
-      std::unique_ptr<kernels::GroupedGemmSession> session;
+      std::unique_ptr<GroupedSessionPool> sessions;
       std::string open_error;
       try {
-        session = kernel.open(device, {series.problem.local_experts, series.problem.n, series.problem.k}, plan.seed);
+        sessions = std::make_unique<GroupedSessionPool>(
+            kernel, device, kernels::GroupedWeightShape{series.problem.local_experts, series.problem.n, series.problem.k},
+            plan.seed);
       } catch (const std::exception& error) {
         open_error = error.what();
       }
@@ -260,13 +347,14 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
         row.backend = kernels::to_string(kernel.backend);
         row.device = info.name;
         row.peak_tflops = sidecar.peak.tflops;
+        row.timing = timing;
         row.grouped = describe_groups(series, point.shape);
         const auto unsupported = kernel.unsupported_reason ? kernel.unsupported_reason(point.shape) : std::nullopt;
         if (unsupported) {
           row.status = kStatusUnsupported;
           row.note = *unsupported;
-        } else if (session) {
-          sidecar.timing.timed_s += measure_grouped_point(device, *session, context, point, row);
+        } else if (sessions) {
+          sidecar.timing.timed_s += measure_grouped_point(device, *sessions, context, point, row);
         } else {
           row.status = kStatusError;
           row.note = "opening the kernel failed: " + open_error;
@@ -279,7 +367,7 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
           last_write = Clock::now();
         }
       }
-      session.reset();
+      sessions.reset();
       sidecar.timing.wall_s = seconds_since(sweep_start);
       sidecar.interrupted = interrupt_requested();
       write_profile_csv(csv, rows);

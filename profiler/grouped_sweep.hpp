@@ -47,12 +47,13 @@ struct GroupedSweepPlan {
   std::string command_line;
   bool progress = false;
   bool steady_warm_up = true;
+  bool programmatic_launch = false;  // our kernels overlap their prologue with the previous run's tail
   nlohmann::json description;        // routing, layout and sizing options, for the sidecars
 };
 
-// `<model>_<module>_ep<ep>|tp<tp>_E<local experts>_N<n>_K<k>_<routing>_<layout>_<kernel>.csv`;
-// a preset: `<preset>_<problem>_<layout>_<kernel>.csv`.
-std::string grouped_file_name(const GroupedSeries& series, const std::string& kernel);
+// `<model>_<module>_ep<ep>|tp<tp>_E<local experts>_N<n>_K<k>_<routing>_<layout>_<kernel>[_<timing>].csv`;
+// a preset: `<preset>_<problem>_<layout>_<kernel>[_<timing>].csv` (events-timed files carry no suffix).
+std::string grouped_file_name(const GroupedSeries& series, const std::string& kernel, kernels::TimingMode timing);
 
 // Per file of a grouped sweep: each measured point's time as a fraction of its speed of light
 // (one line per point for a preset, the best and median over M otherwise).

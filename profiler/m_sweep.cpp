@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/engine_capture_sizes.hpp"
 #include "common/user_error.hpp"
 
 namespace shapescope::profiler {
@@ -55,8 +56,7 @@ std::vector<int64_t> m_preset(const std::string& name) {
     values = {1, 2, 4, 6, 8, 10, 12, 14};
     append_range(values, 16, 32768, 4);
   } else if (name == "cudagraph") {
-    values = {1, 2, 4, 8};
-    append_range(values, 16, 512, 8);
+    values = vllm_default_capture_sizes();
     values.push_back(1024);
     values.push_back(8192);
   } else if (name == "large") {

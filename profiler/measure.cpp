@@ -1,10 +1,11 @@
-// The measurement core, generic over kernels::Device: what is timed is one
-// PreparedGemm::run(); how (cold/hot, batched, adaptive stopping) lives here.
+// The measurement core, generic over kernels::Device: what is timed is
+// PreparedGemm::run(); how (timing mode, cold/hot, adaptive stopping) lives here.
 #include "profiler/measure.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include "profiler/sample_stats.hpp"
@@ -13,54 +14,88 @@ namespace shapescope::profiler {
 
 namespace {
 
-// Batched hot samples cover about this much kernel time, so launch gaps vanish in the mean.
+using kernels::TimingMode;
+
+// Hot samples cover about this much kernel time, so launch gaps vanish in the mean.
 constexpr double kBatchSpanUs = 200.0;
 constexpr int kMaxLaunchesPerBatch = 1000;
+// A graph replay holds at least this many runs, so the graph launch's own start is
+// shared out (one large GEMM rotates over a single operand set).
+constexpr int kMinRunsPerReplay = 4;
 // An SM clock this far below where the point started means the GPU throttled.
 constexpr double kThrottleRatio = 0.97;
+
+std::vector<kernels::PreparedGemm*> repeated(std::span<kernels::PreparedGemm* const> runs, int count) {
+  std::vector<kernels::PreparedGemm*> sequence;
+  for (int i = 0; i < count; ++i) sequence.insert(sequence.end(), runs.begin(), runs.end());
+  return sequence;
+}
 
 }  // namespace
 
 Measurement measure(kernels::Device& device, kernels::PreparedGemm& gemm, const MeasureOptions& options) {
+  kernels::PreparedGemm* const sets[] = {&gemm};
+  return measure(device, sets, options);
+}
+
+Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* const> operand_sets,
+                    const MeasureOptions& options) {
+  if (operand_sets.empty()) throw std::invalid_argument("measure: no operand set");
   Measurement result;
+  kernels::PreparedGemm& first = *operand_sets.front();
+  const bool graph = options.timing == TimingMode::graph;
+  const std::span<kernels::PreparedGemm* const> rotated = graph && !options.hot ? operand_sets : operand_sets.first(1);
+  result.operand_sets = int(rotated.size());
   result.clock_start = device.sample_clock();
-  for (int i = 0; i < options.warmup_runs; ++i) gemm.run();
+  for (int i = 0; i < options.warmup_runs; ++i)
+    for (kernels::PreparedGemm* gemm : rotated) gemm->run();
   device.synchronize();
+
+  // Samples of one launch each (events, kernel), or of a captured sequence (graph, hot).
+  std::unique_ptr<kernels::Timer> timer =
+      options.timing == TimingMode::kernel ? device.make_kernel_timer() : device.make_timer();
+  std::unique_ptr<kernels::RunSequence> sequence;
+  int runs_per_replay = 0;
+  auto capture = [&](int repeats) {
+    sequence.reset();
+    sequence = device.capture(repeated(rotated, repeats));
+    runs_per_replay = repeats * int(rotated.size());
+    sequence->replay_us();  // uploads and warms the graph; untimed
+  };
+  if (graph && !options.hot) capture((kMinRunsPerReplay + int(rotated.size()) - 1) / int(rotated.size()));
+
+  // One timed sample, in µs per run; `timed_us` grows by the kernel time it covered.
+  auto sample = [&](double& timed_us) {
+    if (sequence) {
+      const double total_us = sequence->replay_us();
+      timed_us += total_us;
+      return total_us / runs_per_replay;
+    }
+    if (!options.hot) device.flush_cache();
+    timer->start();
+    first.run();
+    timer->stop();
+    const double us = timer->elapsed_us();
+    timed_us += us;
+    return us;
+  };
+  if (options.hot && options.timing != TimingMode::kernel) {
+    // Hot runs are never timed alone: one probe sizes the batches and is dropped.
+    double probe_timed = 0;
+    const double probe_us = sample(probe_timed);
+    result.timed_us_total += probe_timed;
+    capture(std::clamp(int(std::ceil(kBatchSpanUs / std::max(probe_us, 0.01))), 2, kMaxLaunchesPerBatch));
+  }
 
   const auto point_start = std::chrono::steady_clock::now();
   auto seconds_spent = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - point_start).count();
   };
-  auto timer = device.make_timer();
-  auto time_one_run = [&] {
-    if (!options.hot) device.flush_cache();
-    timer->start();
-    gemm.run();
-    timer->stop();
-    return timer->elapsed_us();
-  };
-
-  int launches_per_sample = 1;
   std::vector<double> samples;
   const int min_samples = std::max(1, options.min_samples);
   const int max_samples = std::max(min_samples, options.max_samples);
   while (true) {
-    double sample_us;
-    if (launches_per_sample > 1) {
-      const double total_us = device.time_batched(gemm, launches_per_sample);
-      result.timed_us_total += total_us;
-      sample_us = total_us / launches_per_sample;
-    } else {
-      sample_us = time_one_run();
-      result.timed_us_total += sample_us;
-      if (options.hot && samples.empty()) {
-        // Hot runs are never timed alone: this probe only sizes the batches and is dropped.
-        launches_per_sample = std::clamp(int(std::ceil(kBatchSpanUs / std::max(sample_us, 0.01))), 2,
-                                         kMaxLaunchesPerBatch);
-        continue;
-      }
-    }
-    samples.push_back(sample_us);
+    samples.push_back(sample(result.timed_us_total));
     if (precise_enough(samples, min_samples, options.target_rel_stderr)) {
       result.converged = true;
       break;
@@ -69,6 +104,8 @@ Measurement measure(kernels::Device& device, kernels::PreparedGemm& gemm, const 
     if (count >= max_samples) break;
     if (count >= min_samples && seconds_spent() >= options.max_seconds_per_point) break;
   }
+  sequence.reset();
+  result.launched = timer->launched();
 
   result.clock_end = device.sample_clock();
   const SampleSummary summary = summarize(samples);

@@ -1,9 +1,11 @@
-// How one point is measured (nvbench-style, written for shapescope): warm-up,
-// cold runs (cache flushed before each sample) or hot runs, adaptive sampling
-// until the mean is known to a target precision, clock checks around the point.
+// How one point is measured (nvbench-style, written for shapescope): warm-up, then
+// samples in one of three timing modes (kernels::TimingMode), adaptive sampling until
+// the mean is known to a target precision, clock checks around the point.
 #pragma once
 
 #include <optional>
+#include <span>
+#include <string>
 
 #include "kernels/kernel.hpp"
 
@@ -15,10 +17,12 @@ struct MeasureOptions {
   int max_samples = 2000;
   double target_rel_stderr = 0.005;  // stop when stderr(mean)/mean is below this
   double max_seconds_per_point = 1.0;
-  // false: flush the cache before every sample. true: operands stay cached, and every
-  // sample is a graph batch of launches, since nothing else keeps the GPU busy while
-  // the host enqueues a lone launch (its gap would be timed as kernel time).
+  // false: every sample starts from a cold cache (flushed, or rotated out in graph mode).
+  // true: operands stay cached, and every sample is a graph batch of launches of one
+  // operand set, since nothing else keeps the GPU busy while the host enqueues a lone
+  // launch (its gap would be timed as kernel time).
   bool hot = false;
+  kernels::TimingMode timing = kernels::TimingMode::events;
 };
 
 struct Measurement {
@@ -29,8 +33,15 @@ struct Measurement {
   bool converged = false;    // reached target_rel_stderr before a cap
   std::optional<kernels::ClockSample> clock_start, clock_end;
   bool throttled = false;    // SM clock fell during the point
+  int operand_sets = 1;      // distinct operand sets the samples rotated over
+  std::string launched;      // kernel mode: what the last sample's run launched
 };
 
+// `operand_sets` are one GEMM over distinct buffers (at least one). Graph mode replays
+// them all, in order, as one captured unit and reports the time per run; events and
+// kernel modes time the first alone, after a cache flush unless hot.
+Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* const> operand_sets,
+                    const MeasureOptions& options);
 Measurement measure(kernels::Device& device, kernels::PreparedGemm& gemm, const MeasureOptions& options);
 
 }  // namespace shapescope::profiler

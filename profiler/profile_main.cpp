@@ -65,6 +65,12 @@ int main(int argc, char** argv) {
                  "stop sampling once stderr(mean)/mean is below this")->capture_default_str();
   app.add_option("--max-seconds-per-point", request.measure.max_seconds_per_point)->capture_default_str();
   app.add_flag("--hot", request.measure.hot, "keep operands in cache (default: flush before every sample)");
+  app.add_option("--timing", request.timing,
+                 "events (one cold launch, event to event) | graph (CUDA graph over rotating operand sets, per "
+                 "launch) | kernel (CUPTI kernel durations); default: graph for --m-preset cudagraph, else events");
+  app.add_option("--pdl", request.pdl,
+                 "auto | on | off: our kernels' programmatic dependent launch (auto: on with graph timing)")
+      ->capture_default_str();
   app.add_option("--out", request.out, "output folder (default: profiles/<device>/)");
   app.add_option("--peak-tflops", request.peak_tflops, "MFU peak override in TFLOP/s");
   app.add_option("--peak", request.peak, "datasheet | measured (CPU: always a measured sgemm)")->capture_default_str();

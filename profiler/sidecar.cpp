@@ -8,6 +8,7 @@
 #include "common/atomic_file.hpp"
 #include "kernels/cpu/cpu_system.hpp"
 #include "profiler/build_commit.hpp"
+#include "profiler/operand_sets.hpp"
 
 namespace shapescope::profiler {
 
@@ -57,7 +58,12 @@ nlohmann::json sidecar_json(const SidecarContent& c) {
        {{"warmup_runs", c.measure.warmup_runs}, {"min_samples", c.measure.min_samples},
         {"max_samples", c.measure.max_samples}, {"target_rel_stderr", c.measure.target_rel_stderr},
         {"max_seconds_per_point", c.measure.max_seconds_per_point}, {"hot", c.measure.hot},
-        {"seed", c.seed}}},
+        {"seed", c.seed}, {"timing", kernels::to_string(c.measure.timing)},
+        {"programmatic_launch", c.programmatic_launch},
+        {"graph_rotation",
+         {{"max_operand_sets", kMaxOperandSets}, {"target_l2_multiple", kRotationL2Multiple},
+          {"memory_share", kRotationMemoryShare}}},
+        {"timing_floors", c.floors.to_json()}}},
       {"sweep",
        {{"wall_s", c.timing.wall_s}, {"setup_s", c.timing.setup_s}, {"timed_kernel_s", c.timing.timed_s},
         {"overhead_ratio", c.timing.overhead()}, {"interrupted", c.interrupted}}},

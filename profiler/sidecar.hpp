@@ -12,6 +12,7 @@
 #include "kernels/kernel.hpp"
 #include "profiler/measure.hpp"
 #include "profiler/peak.hpp"
+#include "profiler/timing_floors.hpp"
 
 namespace shapescope::profiler {
 
@@ -34,6 +35,8 @@ struct SidecarContent {
   std::string command_line;
   SweepTiming timing;
   bool interrupted = false;
+  TimingFloors floors;
+  bool programmatic_launch = false;
   std::optional<nlohmann::json> grouped;  // grouped sweeps: routing, layout, the exact group sizes per M
 };
 

@@ -7,11 +7,14 @@
 
 #include <fmt/format.h>
 
+#include "common/user_error.hpp"
 #include "kernels/synthetic_operands.hpp"
 #include "profiler/interrupt.hpp"
 #include "profiler/profile_csv.hpp"
 #include "profiler/progress.hpp"
+#include "profiler/operand_sets.hpp"
 #include "profiler/repeat_sweep.hpp"
+#include "profiler/session_pool.hpp"
 
 namespace shapescope::profiler {
 
@@ -25,10 +28,36 @@ bool counts_as_ok(const ProfileRow& row) { return row.status == kStatusOk || row
 
 std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(1ull << 30)); }
 
+// Graph timing: the further operand sets the point rotates over (the first is `gemm`).
+std::vector<std::unique_ptr<kernels::PreparedGemm>> rotation_sets(kernels::Device& device, SessionPool& pool,
+                                                                  kernels::PreparedGemm& gemm, uint64_t seed,
+                                                                  ProfileRow& row) {
+  std::vector<std::unique_ptr<kernels::PreparedGemm>> extra;
+  const double set_bytes = gemm.min_bytes();
+  const std::size_t l2_bytes = device.info().l2_bytes;
+  const OperandSetPlan wanted = plan_operand_sets(set_bytes, l2_bytes, device.free_memory_bytes());
+  std::string why;
+  const int open = pool.ensure(wanted.sets, why);
+  for (int set = 1; set < open; ++set) {
+    try {
+      extra.push_back(pool.at(set).prepare(row.m, operand_set_seed(seed, set)));
+    } catch (const std::exception& error) {
+      why = error.what();
+      break;
+    }
+  }
+  const int sets = int(extra.size()) + 1;
+  if (double(sets) * set_bytes < kRotationL2Multiple * double(l2_bytes)) {
+    row.note = fmt::format("graph rotation over {} operand sets ({:.1f} MB) is below {}x the L2{}{}: partly warm", sets,
+                           double(sets) * set_bytes / 1e6, kRotationL2Multiple, why.empty() ? "" : "; ", why);
+  }
+  return extra;
+}
+
 // Measures one M (or explains why not) into `row`; returns the timed kernel seconds.
-double measure_point(kernels::Device& device, kernels::GemmSession& session,
-                     const SweepPlan& plan, ProfileRow& row) {
+double measure_point(kernels::Device& device, SessionPool& pool, const SweepPlan& plan, ProfileRow& row) {
   const kernels::GemmShape shape{row.m, row.n, row.k, row.batch_count};
+  kernels::GemmSession& session = pool.first();
   const std::size_t needed = session.activation_bytes(row.m), free_bytes = device.free_memory_bytes();
   if (needed > free_bytes) {
     row.status = kStatusSkippedOom;
@@ -36,11 +65,20 @@ double measure_point(kernels::Device& device, kernels::GemmSession& session,
     return 0;
   }
   try {
-    auto gemm = session.prepare(row.m, kernels::synthetic::mix(plan.seed + uint64_t(row.m)));
+    const uint64_t seed = kernels::synthetic::mix(plan.seed + uint64_t(row.m));
+    auto gemm = session.prepare(row.m, seed);
     row.kernel_name = gemm->launch_name();
     const kernels::CheckResult check = gemm->check();
     row.rel_err = check.rel_err;
-    const Measurement m = measure(device, *gemm, plan.measure);
+    std::vector<kernels::PreparedGemm*> sets{gemm.get()};
+    std::vector<std::unique_ptr<kernels::PreparedGemm>> extra;
+    if (plan.measure.timing == kernels::TimingMode::graph && !plan.measure.hot) {
+      extra = rotation_sets(device, pool, *gemm, seed, row);
+      for (const auto& set : extra) sets.push_back(set.get());
+    }
+    const Measurement m = measure(device, sets, plan.measure);
+    row.operand_sets = m.operand_sets;
+    row.launched = m.launched;
     row.kernel_time_us = m.median_us;
     row.tflops = shape.flops() / m.median_us / 1e6;
     row.utils = row.peak_tflops > 0 ? row.tflops / row.peak_tflops : 0;
@@ -97,10 +135,11 @@ FileSummary summarize_profile(const std::filesystem::path& csv, const std::vecto
   return summary;
 }
 
-std::string profile_file_name(const GemmProblem& problem, const std::string& kernel) {
+std::string profile_file_name(const GemmProblem& problem, const std::string& kernel, kernels::TimingMode timing) {
   const std::string batch = problem.batch_count > 1 ? fmt::format("_B{}", problem.batch_count) : "";
-  return fmt::format("{}_{}_tp{}_N{}_K{}{}_{}.csv", problem.model, problem.module, problem.tp, problem.n, problem.k,
-                     batch, kernel);
+  const std::string mode = timing == kernels::TimingMode::events ? "" : "_" + kernels::to_string(timing);
+  return fmt::format("{}_{}_tp{}_N{}_K{}{}_{}{}.csv", problem.model, problem.module, problem.tp, problem.n, problem.k,
+                     batch, kernel, mode);
 }
 
 SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
@@ -110,17 +149,25 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
   const int passes = std::max(1, plan.repeat);
   Progress progress(int64_t(plan.problems.size() * plan.kernels.size() * plan.m_values.size()) * passes,
                     plan.progress);
+  device.set_programmatic_launch(plan.programmatic_launch);
   // Drift must not pose as shape: start from a settled clock and flag points measured below it.
   const double steady_clock_mhz =
       plan.steady_warm_up && device.kind() == kernels::BackendKind::cuda
           ? warm_up_for_sweep(device, plan.m_values, plan.problems, plan.kernels, plan.seed)
           : 0;
+  result.floors = measure_timing_floors(device, plan.measure);
 
   for (const GemmProblem& problem : plan.problems) {
     for (const std::string& kernel_name : plan.kernels) {
       const kernels::KernelEntry& kernel = kernels::find_kernel(kernel_name);
-      const std::filesystem::path csv = plan.out_dir / profile_file_name(problem, kernel_name);
+      const std::filesystem::path csv = plan.out_dir / profile_file_name(problem, kernel_name, plan.measure.timing);
       std::vector<ProfileRow> rows = read_profile_csv(csv);
+      const std::string timing = kernels::to_string(plan.measure.timing);
+      for (const ProfileRow& row : rows) {
+        if (row.timing != timing)  // a resumed row must have been measured the same way
+          throw UserError(fmt::format("{} holds M={} timed with {}, not {}; move the file away or pass --out DIR",
+                                      csv.string(), row.batch, row.timing, timing));
+      }
       std::set<int64_t> done;
       for (const ProfileRow& row : rows) done.insert(row.batch);
       const int64_t resumed = int64_t(std::count_if(plan.m_values.begin(), plan.m_values.end(),
@@ -144,14 +191,18 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       sidecar.measure = plan.measure;
       sidecar.seed = plan.seed;
       sidecar.command_line = plan.command_line;
+      sidecar.floors = result.floors;
+      sidecar.programmatic_launch = plan.programmatic_launch;
 
       const auto setup_start = Clock::now();
       sidecar.peak = peaks.peak_for(device, kernel);
       sidecar.clock = device.sample_clock();
-      std::unique_ptr<kernels::GemmSession> session;
+      std::unique_ptr<SessionPool> sessions;
       std::string open_error;
       try {
-        session = kernel.open(device, {problem.n, problem.k, problem.batch_count}, plan.seed);
+        sessions = std::make_unique<SessionPool>(kernel, device, kernels::WeightShape{problem.n, problem.k,
+                                                                                    problem.batch_count},
+                                                 plan.seed);
       } catch (const std::exception& error) {
         open_error = error.what();
       }
@@ -178,13 +229,14 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         row.backend = kernels::to_string(kernel.backend);
         row.device = info.name;
         row.peak_tflops = sidecar.peak.tflops;
+        row.timing = kernels::to_string(plan.measure.timing);
         const kernels::GemmShape shape{m, problem.n, problem.k, problem.batch_count};
         const auto unsupported = kernel.unsupported_reason ? kernel.unsupported_reason(shape) : std::nullopt;
         if (unsupported) {  // a shape the kernel refuses is not an error, whether or not its session opened
           row.status = kStatusUnsupported;
           row.note = *unsupported;
-        } else if (session) {
-          sidecar.timing.timed_s += measure_point(device, *session, plan, row);
+        } else if (sessions) {
+          sidecar.timing.timed_s += measure_point(device, *sessions, plan, row);
         } else {
           row.status = kStatusError;
           row.note = "opening the kernel failed: " + open_error;
@@ -201,7 +253,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
           last_write = Clock::now();
         }
       }
-      session.reset();
+      sessions.reset();
       sidecar.timing.wall_s = seconds_since(sweep_start);
       sidecar.interrupted = interrupt_requested();
       write_profile_csv(csv, rows);

@@ -13,6 +13,7 @@
 #include "profiler/measure.hpp"
 #include "profiler/peak.hpp"
 #include "profiler/sidecar.hpp"
+#include "profiler/timing_floors.hpp"
 
 namespace shapescope::profiler {
 
@@ -30,6 +31,7 @@ struct SweepPlan {
   bool progress = false;
   int repeat = 1;                    // --repeat: passes over the M list, each in its own shuffled order
   bool steady_warm_up = true;        // on a GPU, warm up until the SM clock settles before the sweep
+  bool programmatic_launch = false;  // our kernels overlap their prologue with the previous run's tail
 };
 
 struct FileSummary {
@@ -43,6 +45,7 @@ struct FileSummary {
 struct SweepResult {
   std::vector<FileSummary> files;
   SweepTiming timing;  // all files together
+  TimingFloors floors;
   bool interrupted = false;
 };
 
@@ -52,8 +55,10 @@ constexpr double kMinSecondsBetweenWrites = 1.0;
 // Points, ok and failed counts, best and worst MFU of a profile's rows.
 FileSummary summarize_profile(const std::filesystem::path& csv, const std::vector<ProfileRow>& rows);
 
-// `<model>_<module>_tp<tp>_N<n>_K<k>[_B<batch>]_<kernel>.csv`
-std::string profile_file_name(const GemmProblem& problem, const std::string& kernel);
+// `<model>_<module>_tp<tp>_N<n>_K<k>[_B<batch>]_<kernel>[_<timing>].csv`: events-timed
+// files keep the name they always had; graph- and kernel-timed ones live beside them.
+std::string profile_file_name(const GemmProblem& problem, const std::string& kernel,
+                              kernels::TimingMode timing = kernels::TimingMode::events);
 
 // Stops between points when interrupt_requested(), after writing what it has.
 SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan);

@@ -8,6 +8,7 @@
 #include "common/atomic_file.hpp"
 #include "common/model_catalog.hpp"
 #include "common/user_error.hpp"
+#include "profiler/operand_sizes.hpp"
 
 namespace shapescope::profiler {
 
@@ -99,17 +100,45 @@ void check_grouped_scale_block_cuts(const GroupedSweepPlan& plan, const std::str
   }
 }
 
+ModelCatalog load_catalog(const ProfileRequest& request) {
+  if (request.hf_config.empty()) return ModelCatalog::load_default();
+  ModelCatalog catalog;
+  catalog.add(model_from_hf_config(request.hf_config, request.model));
+  return catalog;
+}
+
+bool programmatic_launch_for(const std::string& pdl, kernels::TimingMode timing) {
+  if (pdl == "on") return true;
+  if (pdl == "off") return false;
+  if (pdl != "auto") throw UserError(fmt::format("--pdl '{}' is not auto, on or off", pdl));
+  return timing == kernels::TimingMode::graph;
+}
+
+// --timing, or the M preset's default; kernel timing only where the device can trace kernels.
+kernels::TimingMode timing_for(const ProfileRequest& request, const std::string& m_preset, kernels::Device& device) {
+  const kernels::TimingMode timing =
+      request.timing.empty() ? default_timing(m_preset) : kernels::parse_timing_mode(request.timing);
+  if (timing == kernels::TimingMode::kernel) {
+    try {
+      device.make_kernel_timer();
+    } catch (const std::exception& error) {
+      throw UserError(fmt::format("--timing kernel cannot run here: {}", error.what()));
+    }
+  }
+  return timing;
+}
+
 // --module experts and --grouped-preset: routed rows per expert instead of one GEMM per M.
 GroupedSweepPlan prepare_grouped(const ProfileRequest& request, const std::vector<GemmProblem>& problems,
-                                 kernels::BackendKind backend) {
+                                 kernels::Device& device) {
+  const kernels::BackendKind backend = device.kind();
   GroupedSweepPlan plan;
+  MSweepSpec m_sweep = request.m_sweep;
   if (!request.grouped.preset.empty()) {
-    const MSweepSpec& m = request.m_sweep;
-    if (!m.preset.empty() || !m.ranges.empty() || !m.lists.empty())
+    if (!m_sweep.preset.empty() || !m_sweep.ranges.empty() || !m_sweep.lists.empty())
       throw UserError("--grouped-preset fixes every group's rows; drop --m-preset, --m-range and --m-list");
     plan = plan_grouped_preset(request.grouped);
   } else {
-    MSweepSpec m_sweep = request.m_sweep;
     if (m_sweep.preset.empty()) m_sweep.preset = backend == kernels::BackendKind::cuda ? "cudagraph" : "cpu";
     plan = plan_grouped_experts(problems, request.grouped, resolve_m_sweep(m_sweep), request.seed);
   }
@@ -118,6 +147,8 @@ GroupedSweepPlan prepare_grouped(const ProfileRequest& request, const std::vecto
     throw UserError(fmt::format("no grouped kernels registered for the {} backend", to_string(backend)));
   check_grouped_scale_block_cuts(plan, request.cut_scale_block);
   plan.measure = request.measure;
+  plan.measure.timing = timing_for(request, m_sweep.preset, device);
+  plan.programmatic_launch = programmatic_launch_for(request.pdl, plan.measure.timing);
   plan.seed = request.seed;
   plan.peak_mode = request.peak == "measured" ? PeakMode::measured : PeakMode::datasheet;
   plan.peak_override_tflops = request.peak_tflops;
@@ -127,14 +158,11 @@ GroupedSweepPlan prepare_grouped(const ProfileRequest& request, const std::vecto
   return plan;
 }
 
-ModelCatalog load_catalog(const ProfileRequest& request) {
-  if (request.hf_config.empty()) return ModelCatalog::load_default();
-  ModelCatalog catalog;
-  catalog.add(model_from_hf_config(request.hf_config, request.model));
-  return catalog;
-}
-
 }  // namespace
+
+kernels::TimingMode default_timing(const std::string& m_preset) {
+  return m_preset == "cudagraph" ? kernels::TimingMode::graph : kernels::TimingMode::events;
+}
 
 void register_all_kernels() {
   kernels::register_cpu_kernels();
@@ -192,7 +220,7 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
   const kernels::BackendKind backend = setup.device->kind();
 
   if (grouped) {
-    setup.grouped = prepare_grouped(request, plan.problems, backend);
+    setup.grouped = prepare_grouped(request, plan.problems, *setup.device);
     setup.grouped->out_dir = request.out.empty() ? std::filesystem::path("profiles") / device_slug(setup.device->info().name)
                                                  : std::filesystem::path(request.out);
     ensure_writable_directory(setup.grouped->out_dir);
@@ -202,11 +230,14 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
   MSweepSpec m_sweep = request.m_sweep;
   if (m_sweep.preset.empty()) m_sweep.preset = backend == kernels::BackendKind::cuda ? "fairyspeed" : "cpu";
   plan.m_values = resolve_m_sweep(m_sweep);
+  check_operand_sizes(plan.problems, plan.m_values.back(), setup.device->info().memory_bytes);
   plan.kernels = kernels_for(request.kernels, backend);
   if (plan.kernels.empty()) throw UserError(fmt::format("no kernels registered for the {} backend", to_string(backend)));
   check_scale_block_cuts(plan, request.cut_scale_block);
 
   plan.measure = request.measure;
+  plan.measure.timing = timing_for(request, m_sweep.preset, *setup.device);
+  plan.programmatic_launch = programmatic_launch_for(request.pdl, plan.measure.timing);
   plan.seed = request.seed;
   plan.peak_mode = request.peak == "measured" ? PeakMode::measured : PeakMode::datasheet;
   plan.peak_override_tflops = request.peak_tflops;

@@ -35,8 +35,14 @@ struct ProfileRequest {
   std::string command_line;
   int repeat = 1;                    // passes over the M list (--repeat)
   bool warm_up = true;               // GPU: settle the SM clock before the sweep (--no-warm-up turns it off)
+  std::string timing;                // events | graph | kernel; "" = the preset's default
+  std::string pdl = "auto";          // auto (on with graph timing) | on | off
   GroupedRequest grouped;            // --ep, --routing, --layout, --align, --max-m, --grouped-preset
 };
+
+// The timing a sweep uses unless told: graph for the serving engines' capture sizes
+// (decode runs inside CUDA graphs), events for everything else (the study's method).
+kernels::TimingMode default_timing(const std::string& m_preset);
 
 struct SweepSetup {
   std::unique_ptr<kernels::Device> device;

@@ -59,9 +59,9 @@ for step in "${steps[@]}"; do
          --out-dir "$dir/analysis"
        capped 60 verify.log "${profile[@]}" --verify-plans "$dir/llama_gate_up_report.json" --verify-max-plans 6 \
          --verify-out "$dir/llama_gate_up_verify.json" ;;
-    7) capped 100 kernel_bench.log "$build/bin/kernel_bench" --set dsv3_tp8,dsv3_tp1_large --ms 1,4,16,64,256,1024,4096 \
-         --seconds-per-point 0.1 --csv "$dir/kernel_bench_dsv3_tp8.csv"
-       capped 20 kernel_bench.log "$build/bin/kernel_bench" --set mla_tp8 --ours a16w8_blockscale_batched \
+    7) capped 100 kernel_bench.log "$build/bin/kernel_bench" --shapes deepseek_v3:8,deepseek_v3:1:down_proj,deepseek_v3:1:q_b_proj,deepseek_v3:1:gate_up_proj \
+         --ms 1,4,16,64,256,1024,4096 --seconds-per-point 0.1 --csv "$dir/kernel_bench_dsv3_tp8.csv"
+       capped 20 kernel_bench.log "$build/bin/kernel_bench" --shapes deepseek_v3:8:mla_absorb_q,deepseek_v3:8:mla_absorb_out --ours a16w8_blockscale_batched \
          --baselines cublaslt_bf16 --ms 1,2,4,8,16,32,64,128 --csv "$dir/kernel_bench_mla.csv" ;;
     *) echo "unknown step $step" >&2 ;;
   esac

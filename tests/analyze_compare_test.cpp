@@ -59,6 +59,28 @@ TEST(Compare, HeadlineSaysNoneSlowerWhenBWinsEverywhere) {
             "2 of 2 points faster with B, none slower, 0 tied; geometric-mean speedup x1.581");
 }
 
+TEST(Compare, ProfilesOfDifferentTimingModesAreRefusedUnlessAllowed) {
+  std::vector<Series> a = {make_series({{1, 10}, {2, 10}})};
+  std::vector<Series> b = {make_series({{1, 8}, {2, 8}})};
+  a[0].timing = "events";
+  b[0].timing = "graph";
+  try {
+    compare_series(a, b, "A", "B", {});
+    FAIL() << "mixed timing compared";
+  } catch (const UserError& error) {
+    EXPECT_NE(std::string(error.what()).find("--allow-mixed-timing"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("A was timed with events and B with graph"), std::string::npos)
+        << error.what();
+  }
+  CompareOptions allowed;
+  allowed.allow_mixed_timing = true;
+  EXPECT_EQ(compare_series(a, b, "A", "B", allowed).overall.faster, 2u);
+  b[0].timing = "events";
+  EXPECT_EQ(compare_series(a, b, "A", "B", {}).overall.points, 2u);
+  b[0].timing = "";  // a study or AITER file says nothing: not refused
+  EXPECT_EQ(compare_series(a, b, "A", "B", {}).overall.points, 2u);
+}
+
 TEST(Compare, NothingInCommonIsAnError) {
   const std::vector<Series> a = {make_series({{1, 10}})};
   const std::vector<Series> b = {make_series({{2, 10}})};

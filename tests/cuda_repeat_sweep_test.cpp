@@ -134,7 +134,9 @@ class ScriptedClockDevice final : public kernels::Device {
     const double clock = clocks_[std::min(next_++, clocks_.size() - 1)];
     return kernels::ClockSample{clock, 60, 500};
   }
-  double time_batched(kernels::PreparedGemm&, int) override { return 0; }
+  std::unique_ptr<kernels::RunSequence> capture(const std::vector<kernels::PreparedGemm*>&) override { return nullptr; }
+  std::unique_ptr<kernels::Timer> make_kernel_timer() override { return nullptr; }
+  std::unique_ptr<kernels::PreparedGemm> empty_run() override { return nullptr; }
   std::size_t readings() const { return next_; }
 
  private:

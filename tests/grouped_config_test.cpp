@@ -54,7 +54,8 @@ TEST(Fp8GroupedConfig, PicksACompiledConfiguration) {
   for (const GroupedShape& shape : shapes) {
     SCOPED_TRACE(shape.layout_text() + " rows " + std::to_string(shape.useful_rows()));
     const Fp8BlockscaleConfig config = choose_fp8_grouped_config(shape, 132);
-    EXPECT_TRUE(fp8_config_compiled(config)) << describe(config);
+    ASSERT_TRUE(fp8_config_compiled(config)) << describe(config);
+    EXPECT_TRUE(fp8_grouped_instance(kFp8Instances[std::size_t(fp8_instance_index(config))])) << describe(config);
     EXPECT_GE(config.ctas, config.split_k);
     EXPECT_EQ(config.ctas % config.split_k, 0);  // whole clusters
   }
@@ -62,20 +63,28 @@ TEST(Fp8GroupedConfig, PicksACompiledConfiguration) {
   EXPECT_EQ(choose_fp8_grouped_config(shapes[0], 132).block_m(), 64);
 }
 
-// One expert is one dense GEMM: the same tiles, stage rows and bytes, so the same choice.
+// One expert is one dense GEMM: the same tiles, stage rows and bytes, so the same choice
+// wherever the dense kernel picks an instance the grouped schedule runs.
 TEST(Fp8GroupedConfig, OneExpertChoosesLikeTheDenseKernel) {
+  int compared = 0;
   for (const int64_t rows : {1, 5, 100, 700, 4096}) {
     for (const auto& [n, k] : {std::pair<int64_t, int64_t>{7168, 2048}, {4096, 7168}, {512, 7168}}) {
       SCOPED_TRACE("M=" + std::to_string(rows) + " N=" + std::to_string(n) + " K=" + std::to_string(k));
       const Fp8BlockscaleConfig grouped =
           choose_fp8_grouped_config(shape_of({rows}, n, k, GroupLayout::contiguous, 1), 132);
       const Fp8BlockscaleConfig dense = choose_fp8_blockscale_config(GemmShape{rows, n, k, 1}, 132);
+      if (!fp8_grouped_instance(kFp8Instances[std::size_t(fp8_instance_index(dense))])) {
+        EXPECT_NE(grouped.block_m(), dense.block_m());
+        continue;
+      }
+      ++compared;
       EXPECT_EQ(grouped.block_m(), dense.block_m());
       EXPECT_EQ(grouped.block_n, dense.block_n);
       EXPECT_EQ(grouped.split_k, dense.split_k);
       EXPECT_EQ(grouped.ctas, dense.ctas);
     }
   }
+  EXPECT_GE(compared, 10);
 }
 
 }  // namespace

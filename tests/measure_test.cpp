@@ -1,5 +1,5 @@
 // The measurement core against a scripted fake device: which calls it makes
-// (flushes, timers, batches, clocks) and when it stops.
+// (flushes, timers, captured sequences, clocks) in each timing mode, and when it stops.
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -13,7 +13,8 @@ using kernels::ClockSample;
 
 struct Script {
   std::deque<double> durations_us;  // one per timed run, the last repeats
-  int runs = 0, flushes = 0, batches = 0, batched_launches = 0;
+  int runs = 0, flushes = 0, batches = 0, batched_launches = 0, captures = 0, kernel_timers = 0;
+  std::vector<kernels::PreparedGemm*> last_capture;
   std::deque<ClockSample> clocks;
   double next_duration() {
     const double d = durations_us.front();
@@ -25,7 +26,11 @@ struct Script {
 class FakeGemm final : public kernels::PreparedGemm {
  public:
   explicit FakeGemm(Script& script) : script_(script) {}
-  void run() override { ++script_.runs; }
+  void run() override {
+    ++script_.runs;
+    ++runs;
+  }
+  int runs = 0;
   kernels::CheckResult check() override { return {}; }
   std::string launch_name() const override { return "fake"; }
   double min_bytes() const override { return 1; }
@@ -46,6 +51,26 @@ class FakeTimer final : public kernels::Timer {
   double elapsed_ = 0;
 };
 
+// A replay takes one scripted duration per run in it.
+class FakeSequence final : public kernels::RunSequence {
+ public:
+  FakeSequence(Script& script, std::vector<kernels::PreparedGemm*> runs) : script_(script), runs_(std::move(runs)) {}
+  double replay_us() override {
+    ++script_.batches;
+    script_.batched_launches += int(runs_.size());
+    double total = 0;
+    for (kernels::PreparedGemm* run : runs_) {
+      run->run();
+      total += script_.next_duration();
+    }
+    return total;
+  }
+
+ private:
+  Script& script_;
+  std::vector<kernels::PreparedGemm*> runs_;
+};
+
 class FakeDevice final : public kernels::Device {
  public:
   explicit FakeDevice(Script& script) : script_(script) {}
@@ -61,12 +86,16 @@ class FakeDevice final : public kernels::Device {
     script_.clocks.pop_front();
     return sample;
   }
-  double time_batched(kernels::PreparedGemm& gemm, int launches) override {
-    ++script_.batches;
-    script_.batched_launches += launches;
-    for (int i = 0; i < launches; ++i) gemm.run();
-    return launches * script_.next_duration();
+  std::unique_ptr<kernels::RunSequence> capture(const std::vector<kernels::PreparedGemm*>& runs) override {
+    ++script_.captures;
+    script_.last_capture = runs;
+    return std::make_unique<FakeSequence>(script_, runs);
   }
+  std::unique_ptr<kernels::Timer> make_kernel_timer() override {
+    ++script_.kernel_timers;
+    return std::make_unique<FakeTimer>(script_);
+  }
+  std::unique_ptr<kernels::PreparedGemm> empty_run() override { return std::make_unique<FakeGemm>(script_); }
 
  private:
   Script& script_;
@@ -127,11 +156,14 @@ TEST(Measure, ShortHotKernelsAreTimedAsBatchesWithoutFlushing) {
   options.hot = true;
   const Measurement m = run_with(script, options);
   EXPECT_EQ(script.flushes, 0);
+  EXPECT_EQ(script.captures, 1);
   EXPECT_GE(script.batches, options.min_samples);
-  EXPECT_EQ(m.samples, script.batches);  // the single-launch probe is not a sample
-  EXPECT_GT(script.batched_launches, script.batches);
+  // The single-launch probe and the replay that warms the graph are not samples.
+  EXPECT_EQ(m.samples + 1, script.batches);
+  const int launches_per_batch = script.batched_launches / script.batches;
+  EXPECT_GT(launches_per_batch, 1);
   EXPECT_DOUBLE_EQ(m.median_us, 4.0);
-  EXPECT_DOUBLE_EQ(m.timed_us_total, 4.0 + script.batched_launches * 4.0);
+  EXPECT_DOUBLE_EQ(m.timed_us_total, 4.0 + m.samples * launches_per_batch * 4.0);
 }
 
 TEST(Measure, LongHotKernelsAreStillTimedAsBatchesOfAtLeastTwo) {
@@ -141,8 +173,78 @@ TEST(Measure, LongHotKernelsAreStillTimedAsBatchesOfAtLeastTwo) {
   options.hot = true;
   const Measurement m = run_with(script, options);
   EXPECT_EQ(script.flushes, 0);
-  EXPECT_EQ(m.samples, script.batches);
+  EXPECT_EQ(m.samples + 1, script.batches);
   EXPECT_EQ(script.batched_launches, 2 * script.batches);
+}
+
+TEST(Measure, GraphTimingReplaysEveryOperandSetInOrderAndReportsTimePerRun) {
+  Script script;
+  script.durations_us = {10.0, 20.0, 30.0};  // the sets take 10, 20, 30 us; the last repeats
+  FakeDevice device(script);
+  FakeGemm a(script), b(script), c(script);
+  kernels::PreparedGemm* const sets[] = {&a, &b, &c};
+  MeasureOptions options;
+  options.timing = kernels::TimingMode::graph;
+  options.warmup_runs = 1;
+  const Measurement m = measure(device, sets, options);
+  EXPECT_EQ(script.flushes, 0);  // the rotation, not a flush, keeps each set cold
+  EXPECT_EQ(script.captures, 1);
+  EXPECT_EQ(m.operand_sets, 3);
+  // Replays hold at least four runs: the three sets, twice, in order.
+  ASSERT_EQ(script.last_capture.size(), 6u);
+  for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(script.last_capture[i], sets[i % 3]);
+  EXPECT_EQ(a.runs, b.runs);
+  EXPECT_EQ(b.runs, c.runs);
+  EXPECT_EQ(a.runs, 1 + 2 * script.batches);  // one warm-up run, two per replay
+  EXPECT_DOUBLE_EQ(m.median_us, 30.0);  // after the first replay every run takes 30
+  EXPECT_EQ(m.samples + 1, script.batches);
+}
+
+TEST(Measure, GraphTimingOfOneLargeSetRepeatsItToFillAReplay) {
+  Script script;
+  script.durations_us = {500.0};
+  FakeDevice device(script);
+  FakeGemm gemm(script);
+  MeasureOptions options;
+  options.timing = kernels::TimingMode::graph;
+  const Measurement m = measure(device, gemm, options);
+  EXPECT_EQ(m.operand_sets, 1);
+  EXPECT_EQ(script.last_capture.size(), 4u);
+  EXPECT_DOUBLE_EQ(m.median_us, 500.0);
+}
+
+TEST(Measure, HotGraphTimingUsesTheFirstSetOnly) {
+  Script script;
+  script.durations_us = {4.0};
+  FakeDevice device(script);
+  FakeGemm a(script), b(script);
+  kernels::PreparedGemm* const sets[] = {&a, &b};
+  MeasureOptions options;
+  options.timing = kernels::TimingMode::graph;
+  options.hot = true;
+  const Measurement m = measure(device, sets, options);
+  EXPECT_EQ(m.operand_sets, 1);
+  EXPECT_EQ(b.runs, 0);
+  EXPECT_EQ(script.flushes, 0);
+}
+
+TEST(Measure, KernelTimingFlushesAndTimesOneLaunchWithTheKernelTimer) {
+  Script script;
+  script.durations_us = {7.0};
+  FakeDevice device(script);
+  FakeGemm a(script), b(script);
+  kernels::PreparedGemm* const sets[] = {&a, &b};
+  MeasureOptions options;
+  options.timing = kernels::TimingMode::kernel;
+  options.warmup_runs = 0;
+  const Measurement m = measure(device, sets, options);
+  EXPECT_EQ(script.kernel_timers, 1);
+  EXPECT_EQ(script.captures, 0);
+  EXPECT_EQ(script.flushes, m.samples);
+  EXPECT_EQ(a.runs, m.samples);
+  EXPECT_EQ(b.runs, 0);
+  EXPECT_EQ(m.operand_sets, 1);
+  EXPECT_DOUBLE_EQ(m.median_us, 7.0);
 }
 
 TEST(Measure, ClockDropBelow97PercentMarksThrottled) {

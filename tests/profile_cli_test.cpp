@@ -49,6 +49,17 @@ TEST_F(ProfileCli, BadSweepAndKernelAndFolder) {
   expect_user_error("--model llama3_8b --no-such-flag", {"--no-such-flag"});
 }
 
+TEST_F(ProfileCli, ConfigWhoseSizesOverflowIsRefusedBeforeAllocation) {
+  const fs::path config = fs::temp_directory_path() / ("shapescope_big_config_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(config) << R"({"model_type": "llama", "hidden_size": 4294967296, "intermediate_size": 4294967296,
+                                "num_attention_heads": 32, "num_key_value_heads": 8})";
+  expect_user_error("--hf-config " + config.string() + " --model big --backend cpu --m-list 1 --peak-tflops 1 --out " +
+                        (fs::temp_directory_path() / "shapescope_big_out").string(),
+                    {"big qkv_proj", "4294967296"});
+  fs::remove(config);
+  fs::remove_all(fs::temp_directory_path() / "shapescope_big_out");
+}
+
 TEST_F(ProfileCli, ListKernelsShowsFormatsAndConfigs) {
   const Outcome outcome = run_profile("--list-kernels");
   EXPECT_EQ(outcome.exit_code, 0);

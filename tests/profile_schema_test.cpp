@@ -42,6 +42,9 @@ ProfileRow measured_row() {
   row.sm_clock_end_mhz = 1755;
   row.temperature_c = 61;
   row.power_w = 512.25;
+  row.timing = "graph";
+  row.operand_sets = 48;
+  row.launched = "nvjet_sm90_qqtst_128x128; splitKreduce_kernel";
   row.note = "line one\nline two";
   return row;
 }
@@ -53,6 +56,13 @@ TEST(ProfileSchema, StudyColumnsComeFirst) {
             (std::vector<std::string>{"batch", "kernel_time", "flops", "utils", "kernel_name"}));
   EXPECT_EQ(columns.size(), to_fields(ProfileRow{}).size());
   EXPECT_EQ(columns.back(), "note");
+}
+
+TEST(ProfileSchema, ProfilesWithoutATimingColumnWereTimedWithEvents) {
+  const csv::Table table = csv::parse("batch,kernel_time,flops,utils\n4,10,1,0.5\n", "old.csv");
+  const ProfileRow read = parse_profile_row(table.header, table.rows[0], "old.csv:2");
+  EXPECT_EQ(read.timing, "events");
+  EXPECT_EQ(read.operand_sets, 1);
 }
 
 TEST(ProfileSchema, RowRoundTripsExactlyThroughCsv) {
@@ -78,6 +88,9 @@ TEST(ProfileSchema, RowRoundTripsExactlyThroughCsv) {
   EXPECT_EQ(read.time_us_min, written.time_us_min);
   EXPECT_EQ(read.time_us_max, written.time_us_max);
   EXPECT_EQ(read.time_us_stddev, written.time_us_stddev);
+  EXPECT_EQ(read.timing, written.timing);
+  EXPECT_EQ(read.operand_sets, written.operand_sets);
+  EXPECT_EQ(read.launched, written.launched);
   EXPECT_EQ(read.samples, written.samples);
   EXPECT_EQ(read.gbytes_per_s, written.gbytes_per_s);
   EXPECT_EQ(read.rel_err, written.rel_err);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/csv.hpp"
+#include "common/user_error.hpp"
 #include "profiler/interrupt.hpp"
 #include "profiler/profile_csv.hpp"
 #include "profiler/sweep_runner.hpp"
@@ -20,7 +21,7 @@ namespace fs = std::filesystem;
 
 struct Counters {
   std::set<int64_t> prepared;
-  int runs = 0;
+  int runs = 0, sessions_opened = 0, prepares = 0;
 };
 Counters counters;
 
@@ -50,6 +51,7 @@ class FakeSession final : public kernels::GemmSession {
   std::size_t activation_bytes(int64_t m) const override { return std::size_t(m) * 1000; }
   std::unique_ptr<kernels::PreparedGemm> prepare(int64_t m, uint64_t) override {
     counters.prepared.insert(m);
+    ++counters.prepares;
     if (m == 7) throw std::runtime_error("launch failed: out of shared memory");
     return std::make_unique<FakeGemm>(m);
   }
@@ -62,6 +64,15 @@ class FixedTimer final : public kernels::Timer {
   double elapsed_us() override { return kFakeRunUs; }
 };
 
+class FixedSequence final : public kernels::RunSequence {
+ public:
+  explicit FixedSequence(std::size_t runs) : runs_(runs) {}
+  double replay_us() override { return double(runs_) * kFakeRunUs; }
+
+ private:
+  std::size_t runs_;
+};
+
 class FakeDevice final : public kernels::Device {
  public:
   kernels::BackendKind kind() const override { return kernels::BackendKind::cuda; }
@@ -69,14 +80,21 @@ class FakeDevice final : public kernels::Device {
     kernels::DeviceInfo info;
     info.name = "Fake GPU";
     info.backend = "cuda";
+    info.l2_bytes = l2_bytes;
     return info;
   }
+  std::size_t l2_bytes = 0;
+  std::size_t free_bytes = kFakeFreeBytes;
   std::unique_ptr<kernels::Timer> make_timer() override { return std::make_unique<FixedTimer>(); }
   void flush_cache() override {}
   void synchronize() override {}
-  std::size_t free_memory_bytes() const override { return kFakeFreeBytes; }
+  std::size_t free_memory_bytes() const override { return free_bytes; }
   std::optional<kernels::ClockSample> sample_clock() const override { return std::nullopt; }
-  double time_batched(kernels::PreparedGemm&, int launches) override { return launches * kFakeRunUs; }
+  std::unique_ptr<kernels::RunSequence> capture(const std::vector<kernels::PreparedGemm*>& runs) override {
+    return std::make_unique<FixedSequence>(runs.size());
+  }
+  std::unique_ptr<kernels::Timer> make_kernel_timer() override { return std::make_unique<FixedTimer>(); }
+  std::unique_ptr<kernels::PreparedGemm> empty_run() override { return std::make_unique<FakeGemm>(1); }
 };
 
 const char* kFakeKernel = "test_fake_sweep_kernel";
@@ -94,6 +112,7 @@ class SweepRunnerTest : public ::testing::Test {
       return std::nullopt;
     };
     entry.open = [](kernels::Device&, const kernels::WeightShape&, uint64_t) -> std::unique_ptr<kernels::GemmSession> {
+      ++counters.sessions_opened;
       return std::make_unique<FakeSession>();
     };
     kernels::register_kernel(entry);
@@ -114,7 +133,7 @@ class SweepRunnerTest : public ::testing::Test {
     set_interrupt_requested(false);
     fs::remove_all(out);
   }
-  fs::path csv() const { return out / profile_file_name(plan.problems[0], kFakeKernel); }
+  fs::path csv() const { return out / profile_file_name(plan.problems[0], kFakeKernel, plan.measure.timing); }
   std::map<int64_t, ProfileRow> rows_by_m() const {
     std::map<int64_t, ProfileRow> rows;
     for (const ProfileRow& row : read_profile_csv(csv())) rows[row.batch] = row;
@@ -206,11 +225,66 @@ TEST_F(SweepRunnerTest, InterruptStopsBetweenPointsAndStillWritesTheFile) {
   EXPECT_TRUE(rows_by_m().empty());
 }
 
+TEST_F(SweepRunnerTest, GraphTimingRotatesOverEnoughSessionsToCoverTwiceTheL2) {
+  device.l2_bytes = 2'000'000;       // a run touches 1 MB: four sets cover 2 x L2
+  device.free_bytes = 1'000'000'000;
+  plan.measure.timing = kernels::TimingMode::graph;
+  plan.m_values = {1, 2};
+  plan.steady_warm_up = false;  // the clock warm-up opens a session of its own
+  run_sweep(device, plan);
+  EXPECT_EQ(counters.sessions_opened, 4);  // opened once, kept for every M
+  EXPECT_EQ(counters.prepares, 2 * 4);
+  for (const auto& [m, row] : rows_by_m()) {
+    EXPECT_EQ(row.timing, "graph");
+    EXPECT_EQ(row.operand_sets, 4);
+    EXPECT_EQ(row.status, kStatusOk);
+    EXPECT_TRUE(row.note.empty()) << row.note;
+    EXPECT_DOUBLE_EQ(row.kernel_time_us, kFakeRunUs);
+  }
+}
+
+TEST_F(SweepRunnerTest, GraphTimingShortOfMemorySaysTheRotationIsPartlyWarm) {
+  device.l2_bytes = 2'000'000;
+  device.free_bytes = 4'500'000;  // half of it holds two 1 MB sets, not four
+  plan.measure.timing = kernels::TimingMode::graph;
+  plan.m_values = {1};
+  run_sweep(device, plan);
+  const ProfileRow row = rows_by_m().at(1);
+  EXPECT_EQ(row.operand_sets, 2);
+  EXPECT_NE(row.note.find("partly warm"), std::string::npos) << row.note;
+}
+
+TEST_F(SweepRunnerTest, AResumedFileTimedAnotherWayIsRefusedBeforeAnyWork) {
+  ProfileRow earlier;
+  earlier.batch = earlier.m = 2;
+  earlier.kernel_time_us = 12345;
+  earlier.timing = "events";
+  plan.measure.timing = kernels::TimingMode::graph;
+  write_profile_csv(csv(), {earlier});
+  EXPECT_THROW(run_sweep(device, plan), UserError);
+  EXPECT_TRUE(counters.prepared.empty());
+}
+
+TEST_F(SweepRunnerTest, EventTimingUsesOneSessionAndSaysSoInEveryRow) {
+  device.l2_bytes = 2'000'000;
+  device.free_bytes = 1'000'000'000;
+  plan.m_values = {1, 2};
+  plan.steady_warm_up = false;
+  run_sweep(device, plan);
+  EXPECT_EQ(counters.sessions_opened, 1);
+  for (const auto& [m, row] : rows_by_m()) {
+    EXPECT_EQ(row.timing, "events");
+    EXPECT_EQ(row.operand_sets, 1);
+  }
+}
+
 TEST(ProfileFileName, CarriesShapeBatchAndKernel) {
   GemmProblem problem{"deepseek_v3", "attn_mqa_absorbed", 8, 512, 128, 16};
   EXPECT_EQ(profile_file_name(problem, "k"), "deepseek_v3_attn_mqa_absorbed_tp8_N512_K128_B16_k.csv");
   problem.batch_count = 1;
   EXPECT_EQ(profile_file_name(problem, "k"), "deepseek_v3_attn_mqa_absorbed_tp8_N512_K128_k.csv");
+  EXPECT_EQ(profile_file_name(problem, "k", kernels::TimingMode::graph),
+            "deepseek_v3_attn_mqa_absorbed_tp8_N512_K128_k_graph.csv");
 }
 
 }  // namespace

@@ -25,6 +25,30 @@ class SteadyTimer final : public Timer {
   std::chrono::steady_clock::time_point begin_, end_;
 };
 
+// On the CPU a run blocks until done: a sequence is its runs one after another.
+class CpuSequence final : public RunSequence {
+ public:
+  explicit CpuSequence(std::vector<PreparedGemm*> runs) : runs_(std::move(runs)) {}
+  double replay_us() override {
+    SteadyTimer timer;
+    timer.start();
+    for (PreparedGemm* run : runs_) run->run();
+    timer.stop();
+    return timer.elapsed_us();
+  }
+
+ private:
+  std::vector<PreparedGemm*> runs_;
+};
+
+class NothingRun final : public PreparedGemm {
+ public:
+  void run() override {}
+  CheckResult check() override { return {}; }
+  std::string launch_name() const override { return "nothing (CPU)"; }
+  double min_bytes() const override { return 0; }
+};
+
 class CpuDevice final : public Device {
  public:
   explicit CpuDevice(int threads) : threads_(threads), llc_bytes_(cpu::last_level_cache_bytes()) {}
@@ -58,13 +82,12 @@ class CpuDevice final : public Device {
 
   std::optional<ClockSample> sample_clock() const override { return std::nullopt; }
 
-  double time_batched(PreparedGemm& gemm, int launches) override {
-    SteadyTimer timer;
-    timer.start();
-    for (int i = 0; i < launches; ++i) gemm.run();
-    timer.stop();
-    return timer.elapsed_us();
+  std::unique_ptr<RunSequence> capture(const std::vector<PreparedGemm*>& runs) override {
+    return std::make_unique<CpuSequence>(runs);
   }
+  // A CPU kernel's duration is its run: the same clock as events.
+  std::unique_ptr<Timer> make_kernel_timer() override { return std::make_unique<SteadyTimer>(); }
+  std::unique_ptr<PreparedGemm> empty_run() override { return std::make_unique<NothingRun>(); }
 
  private:
   int threads_;

@@ -91,6 +91,10 @@ __global__ void __launch_bounds__(kWarpsM* kWarpsN* kWarpsK * 32) a16w8_blocksca
 
   float accumulators[2][4][4] = {};
 
+  // Under programmatic dependent launch the previous grid may still run: wait for it before
+  // the first global read, then let the next grid be scheduled (it waits for ours in turn).
+  ptx::wait_for_previous_grid();
+  ptx::allow_dependent_launch();
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < stage_count) load_stage(s, s);
@@ -177,8 +181,11 @@ __global__ void __launch_bounds__(kWarpsM* kWarpsN* kWarpsK * 32) a16w8_blocksca
       }
 }
 
+// `programmatic`: with programmatic dependent launch (the kernel waits for the previous grid
+// before touching global memory).
 template <int kWarpsM, int kWarpsN, int kWarpsK, int kStages>
-void launch_instance(const A16w8Params& params, const A16w8Config& config, int batch, cudaStream_t stream) {
+void launch_instance(const A16w8Params& params, const A16w8Config& config, int batch, bool programmatic,
+                     cudaStream_t stream) {
   const auto kernel = a16w8_blockscale_kernel<kWarpsM, kWarpsN, kWarpsK, kStages>;
   const int shared_bytes = a16w8_shared_bytes(config);
   static const bool shared_limit_raised = [&] {  // above 48 KB only after opting in, once per instance
@@ -186,20 +193,31 @@ void launch_instance(const A16w8Params& params, const A16w8Config& config, int b
     return true;
   }();
   (void)shared_limit_raised;
-  const dim3 grid(unsigned((params.n + config.tile_n() - 1) / config.tile_n()),
-                  unsigned((params.m + config.tile_m() - 1) / config.tile_m()), unsigned(batch));
-  kernel<<<grid, config.threads(), shared_bytes, stream>>>(params);
-  CUDA_CHECK_LAUNCH();
+  cudaLaunchConfig_t launch{};
+  launch.gridDim = dim3(unsigned((params.n + config.tile_n() - 1) / config.tile_n()),
+                        unsigned((params.m + config.tile_m() - 1) / config.tile_m()), unsigned(batch));
+  launch.blockDim = dim3(unsigned(config.threads()));
+  launch.dynamicSmemBytes = std::size_t(shared_bytes);
+  launch.stream = stream;
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  if (programmatic) {
+    launch.attrs = &overlap;
+    launch.numAttrs = 1;
+  }
+  CUDA_CHECK(cudaLaunchKernelEx(&launch, kernel, params));
 }
 
-void launch_a16w8(const A16w8Params& params, const A16w8Config& config, int batch, cudaStream_t stream) {
+void launch_a16w8(const A16w8Params& params, const A16w8Config& config, int batch, bool programmatic,
+                  cudaStream_t stream) {
   const auto is = [&](int m, int n, int k, int stages) {
     return config.warps_m == m && config.warps_n == n && config.warps_k == k && config.stages == stages;
   };
-  if (is(1, 1, 1, 4)) return launch_instance<1, 1, 1, 4>(params, config, batch, stream);
-  if (is(1, 2, 1, 4)) return launch_instance<1, 2, 1, 4>(params, config, batch, stream);
-  if (is(2, 2, 1, 4)) return launch_instance<2, 2, 1, 4>(params, config, batch, stream);
-  if (is(1, 1, 4, 2)) return launch_instance<1, 1, 4, 2>(params, config, batch, stream);
+  if (is(1, 1, 1, 4)) return launch_instance<1, 1, 1, 4>(params, config, batch, programmatic, stream);
+  if (is(1, 2, 1, 4)) return launch_instance<1, 2, 1, 4>(params, config, batch, programmatic, stream);
+  if (is(2, 2, 1, 4)) return launch_instance<2, 2, 1, 4>(params, config, batch, programmatic, stream);
+  if (is(1, 1, 4, 2)) return launch_instance<1, 1, 4, 2>(params, config, batch, programmatic, stream);
   throw std::logic_error("a16w8_blockscale_batched: no kernel for " + describe(config));
 }
 
@@ -217,8 +235,12 @@ class A16w8Prepared final : public CudaPreparedGemm {
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
-  void run() override { launch_a16w8(params_, config_, int(problem().shape.batch_count), device_.stream()); }
-  std::string launch_name() const override { return "a16w8_blockscale_batched/" + describe(config_); }
+  void run() override {
+    launch_a16w8(params_, config_, int(problem().shape.batch_count), device_.programmatic_launch(), device_.stream());
+  }
+  std::string launch_name() const override {
+    return "a16w8_blockscale_batched/" + describe(config_) + (device_.programmatic_launch() ? "+pdl" : "");
+  }
 
  private:
   A16w8Config config_;

@@ -2,39 +2,13 @@
 
 #include <algorithm>
 #include <stdexcept>
-#include <tuple>
-
-#include <fmt/format.h>
 
 #include "kernels/cuda/cuda_check.hpp"
 
 namespace shapescope::kernels::cuda {
 namespace {
 
-struct CublasLtEnumName {
-  int value;
-  const char* name;
-};
-#include "kernels/cuda/cublaslt_enum_names.inc"
-
-template <std::size_t count>
-std::string name_of(const CublasLtEnumName (&names)[count], int value) {
-  for (const auto& entry : names)
-    if (entry.value == value) return entry.name;
-  return value == 0 ? "auto" : fmt::format("#{}", value);
-}
-
-// "128x64" -> {128, 64}; {0, 0} when the name is not of that form.
-std::pair<int, int> tile_extents(const std::string& name) {
-  const auto x = name.find('x');
-  if (x == std::string::npos) return {0, 0};
-  try {
-    return {std::stoi(name.substr(0, x)), std::stoi(name.substr(x + 1))};
-  } catch (const std::exception&) {
-    return {0, 0};
-  }
-}
-
+// The attribute's type must be the library's (it checks the size): see cublasLt.h per attribute.
 template <typename Value>
 Value algo_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attribute) {
   Value value{};
@@ -56,11 +30,6 @@ cublasLtMatrixLayout_t make_layout(const CublasLtOperand& operand, int64_t batch
 }
 
 }  // namespace
-
-std::string CublasLtAlgorithmInfo::describe() const {
-  return fmt::format("cublasLt algo={} tile={} stages={} splitK={}", id, name_of(kCublasLtTileNames, tile),
-                     name_of(kCublasLtStagesNames, stages), split_k);
-}
 
 CublasLtMatmul::CublasLtMatmul(cublasLtHandle_t handle, cublasComputeType_t compute, cublasOperation_t transa,
                                cublasOperation_t transb, const CublasLtOperand& a, const CublasLtOperand& b,
@@ -113,8 +82,13 @@ std::optional<std::string> CublasLtMatmul::choose_algorithm(std::size_t max_work
   info_.id = algo_config<int32_t>(result.algo, CUBLASLT_ALGO_CONFIG_ID);
   info_.tile = int(algo_config<uint32_t>(result.algo, CUBLASLT_ALGO_CONFIG_TILE_ID));
   info_.stages = int(algo_config<uint32_t>(result.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID));
-  info_.split_k = std::max(1, int(algo_config<uint32_t>(result.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM)));
-  std::tie(info_.tile_rows, info_.tile_cols) = tile_extents(name_of(kCublasLtTileNames, info_.tile));
+  info_.split_k = std::max(1, int(algo_config<int32_t>(result.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM)));
+  info_.reduction_scheme = int(algo_config<uint32_t>(result.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME));
+  info_.cta_swizzling = int(algo_config<uint32_t>(result.algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING));
+  info_.custom_option = int(algo_config<uint32_t>(result.algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION));
+  info_.inner_shape = int(algo_config<uint16_t>(result.algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID));
+  info_.cluster_shape = int(algo_config<uint16_t>(result.algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
+  info_.set_tile_extents();
   info_.workspace_bytes = result.workspaceSize;
   return std::nullopt;
 }

@@ -1,6 +1,7 @@
 // One cuBLASLt matmul, D = op(A) * op(B) in cuBLASLt's column-major terms, with
 // the descriptors owned, the algorithm picked by cublasLtMatmulAlgoGetHeuristic,
-// and the pick described the way the library names its kernels ("tile=128x64").
+// and the pick described the way the library names its kernels ("tile=128x64",
+// cublaslt_algorithm_info.hpp).
 //
 // Our row-major C[M,N] = A[M,K] * B[N,K]^T is, column-major, C^T = B^T(op T) * A:
 // cuBLASLt's A is our weights B (K x N, ld K, transposed), its B our activations
@@ -14,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/cublaslt_algorithm_info.hpp"
+
 namespace shapescope::kernels::cuda {
 
 struct CublasLtOperand {
@@ -21,14 +24,6 @@ struct CublasLtOperand {
   uint64_t rows = 0, cols = 0;  // column-major extents as stored
   int64_t ld = 0;
   int64_t batch_stride = 0;     // elements between batches (batch_count > 1)
-};
-
-// The picked algorithm's configuration, for launch_name() and wave analysis.
-struct CublasLtAlgorithmInfo {
-  int id = -1, tile = 0, stages = 0, split_k = 1;
-  int tile_rows = 0, tile_cols = 0;  // cuBLASLt's tile: rows of D (our N) x columns of D (our M)
-  std::size_t workspace_bytes = 0;
-  std::string describe() const;      // "algo=.. tile=.. stages=.. splitK=.."
 };
 
 // Maximum workspace offered to the heuristic (cuBLASLt's own recommendation for Hopper).

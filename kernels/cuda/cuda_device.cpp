@@ -5,7 +5,9 @@
 
 #include "kernels/cuda/cublaslt_entries.hpp"
 #include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/graph_batches.hpp"
+#include "kernels/cuda/empty_run.hpp"
+#include "kernels/cuda/graph_sequence.hpp"
+#include "kernels/cuda/kernel_duration_timer.hpp"
 #include "kernels/cuda/l2_flush.cuh"
 #include "kernels/cuda/own_kernels.hpp"
 
@@ -101,18 +103,13 @@ std::size_t CudaDevice::free_memory_bytes() const {
 
 std::optional<ClockSample> CudaDevice::sample_clock() const { return nvml_->sample(); }
 
-double CudaDevice::time_batched(PreparedGemm& gemm, int launches) {
-  // Our gemms keep their graphs; anything else (a test's adapter) is captured afresh.
-  GraphBatches uncached;
-  auto* batched = dynamic_cast<GraphBatchedGemm*>(&gemm);
-  GraphBatches& batches = batched ? batched->graph_batches() : uncached;
-  const cudaGraphExec_t graph = batches.get(gemm, launches, current_stream_);
-  EventTimer timer(*this);
-  timer.start();
-  CUDA_CHECK(cudaGraphLaunch(graph, current_stream_));
-  timer.stop();
-  return timer.elapsed_us();
+std::unique_ptr<RunSequence> CudaDevice::capture(const std::vector<PreparedGemm*>& runs) {
+  return std::make_unique<GraphSequence>(*this, runs);
 }
+
+std::unique_ptr<Timer> CudaDevice::make_kernel_timer() { return std::make_unique<KernelDurationTimer>(); }
+
+std::unique_ptr<PreparedGemm> CudaDevice::empty_run() { return make_empty_run(*this); }
 
 CudaDevice::StreamOverride::StreamOverride(CudaDevice& device, cudaStream_t stream)
     : device_(device), previous_(device.current_stream_) {

@@ -1,5 +1,5 @@
-// The CUDA device: one stream for everything timed, cudaEvent timers, an L2
-// flush by memset, NVML clocks, and CUDA-graph batches for short kernels.
+// The CUDA device: one stream for everything timed, cudaEvent timers, an L2 flush
+// by a read pass, NVML clocks, CUDA-graph sequences and CUPTI kernel durations.
 //
 // CUDA kernels read stream() on every run() (never cache it): verify-plans
 // redirects runs to other streams with a StreamOverride to run sub-GEMMs concurrently.
@@ -29,7 +29,12 @@ class CudaDevice final : public Device {
   void synchronize() override;
   std::size_t free_memory_bytes() const override;
   std::optional<ClockSample> sample_clock() const override;
-  double time_batched(PreparedGemm& gemm, int launches) override;
+  std::unique_ptr<RunSequence> capture(const std::vector<PreparedGemm*>& runs) override;
+  std::unique_ptr<Timer> make_kernel_timer() override;
+  std::unique_ptr<PreparedGemm> empty_run() override;
+  // Our kernels read this at every launch (and name it in launch_name()).
+  void set_programmatic_launch(bool on) override { programmatic_launch_ = on; }
+  bool programmatic_launch() const override { return programmatic_launch_; }
 
   int ordinal() const { return ordinal_; }
   // The stream that runs enqueue on right now (the device's own, unless overridden).
@@ -57,6 +62,7 @@ class CudaDevice final : public Device {
   DeviceBuffer<uint8_t> flush_buffer_;
   DeviceBuffer<uint32_t> flush_sink_;
   std::unique_ptr<NvmlLibrary> nvml_;
+  bool programmatic_launch_ = false;
 };
 
 // Why no CUDA device can be opened here, or nothing when one can.

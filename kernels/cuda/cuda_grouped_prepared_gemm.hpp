@@ -1,13 +1,12 @@
 // The part every CUDA grouped GEMM shares: the per-group reference check (poison the
 // bf16 output, run once, gather the sampled elements of every group with rows from where
-// the kernel's own layout puts them, compare with float64), the fewest bytes, the graphs.
+// the kernel's own layout puts them, compare with float64) and the fewest bytes.
 // A kernel derives from it, fills its operands, calls set_output(), implements run().
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/cuda_device.hpp"
-#include "kernels/cuda/graph_batches.hpp"
 #include "kernels/grouped_gemm.hpp"
 #include "kernels/reference_gemm.hpp"
 
@@ -16,11 +15,10 @@ namespace shapescope::kernels::cuda {
 // Sampled outputs per check, spread over the groups with rows.
 constexpr int64_t kGroupedCheckSampleElements = 2048;
 
-class CudaGroupedPreparedGemm : public GroupedPreparedGemm, public GraphBatchedGemm {
+class CudaGroupedPreparedGemm : public GroupedPreparedGemm {
  public:
   CheckResult check() override;
   double min_bytes() const override { return grouped_min_bytes(shape_, format_ != OperandFormat::bf16); }
-  GraphBatches& graph_batches() override { return graph_batches_; }
   const GroupedShape& shape() const { return shape_; }
 
  protected:
@@ -37,7 +35,6 @@ class CudaGroupedPreparedGemm : public GroupedPreparedGemm, public GraphBatchedG
  private:
   uint16_t* output_ = nullptr;
   GroupedShape storage_;
-  GraphBatches graph_batches_;
 };
 
 }  // namespace shapescope::kernels::cuda

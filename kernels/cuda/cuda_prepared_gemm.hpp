@@ -1,6 +1,6 @@
 // The part every CUDA PreparedGemm shares: the reference check (poison the bf16
 // output, run once, gather a deterministic sample, compare with float64), the
-// fewest bytes a run must move, and the CUDA graphs time_batched replays.
+// fewest bytes a run must move.
 // A kernel derives from it, fills its operands, calls set_output(), and implements run().
 #pragma once
 
@@ -8,7 +8,6 @@
 
 #include "kernels/cuda/cuda_device.hpp"
 #include "kernels/cuda/device_operands.cuh"
-#include "kernels/cuda/graph_batches.hpp"
 #include "kernels/reference_gemm.hpp"
 
 namespace shapescope::kernels::cuda {
@@ -16,11 +15,10 @@ namespace shapescope::kernels::cuda {
 // Sampled outputs per check: enough to catch a wrong tile or K block, cheap in float64.
 constexpr int64_t kCheckSampleElements = 2048;
 
-class CudaPreparedGemm : public PreparedGemm, public GraphBatchedGemm {
+class CudaPreparedGemm : public PreparedGemm {
  public:
   CheckResult check() override;
   double min_bytes() const override;
-  GraphBatches& graph_batches() override { return graph_batches_; }
   const ReferenceProblem& problem() const { return problem_; }
 
  protected:
@@ -34,7 +32,6 @@ class CudaPreparedGemm : public PreparedGemm, public GraphBatchedGemm {
   uint16_t* output_ = nullptr;
   int64_t output_count_ = 0;
   OutputStrides output_layout_;
-  GraphBatches graph_batches_;
 };
 
 }  // namespace shapescope::kernels::cuda

@@ -19,9 +19,10 @@ namespace shapescope::kernels::cuda {
 namespace {
 
 void launch_fp8_blockscale(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, WeightOrder order,
-                           cudaStream_t stream) {
-  order == WeightOrder::preshuffled ? launch_fp8_instance_for<true, DenseSchedule>(params, config, stream)
-                                    : launch_fp8_instance_for<false, DenseSchedule>(params, config, stream);
+                           bool programmatic, cudaStream_t stream) {
+  order == WeightOrder::preshuffled
+      ? launch_fp8_instance_for<true, DenseSchedule>(params, config, programmatic, stream)
+      : launch_fp8_instance_for<false, DenseSchedule>(params, config, programmatic, stream);
 }
 
 // The tensor maps B is copied through: one per tile width (a pre-shuffled copy moves
@@ -71,10 +72,12 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
-  void run() override { launch_fp8_blockscale(params_, config_, order_, device_.stream()); }
+  void run() override {
+    launch_fp8_blockscale(params_, config_, order_, device_.programmatic_launch(), device_.stream());
+  }
   std::string launch_name() const override {
     return std::string(order_ == WeightOrder::preshuffled ? "fp8_blockscale_bpreshuffle/" : "fp8_blockscale/") +
-           describe(config_);
+           describe(config_) + (device_.programmatic_launch() ? "+pdl" : "");
   }
 
  private:
@@ -113,7 +116,7 @@ class Fp8BlockscaleSession final : public GemmSession {
   }
 
   std::size_t activation_bytes(int64_t m) const override {
-    const int64_t rows_tiled = (m + 191) / 192 * 192;  // at most this much padding (the tallest tile)
+    const int64_t rows_tiled = m + fp8_tallest_tile_rows() - 1;  // whole tiles: less than one tile of padding
     return std::size_t(rows_tiled * (shape_.k + synthetic::blocks(shape_.k) * 4) + m * shape_.n * 2);
   }
 

@@ -13,9 +13,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/user_error.hpp"
 #include "kernels/kernel.hpp"
 
 namespace shapescope::kernels::cuda {
@@ -70,14 +73,57 @@ struct Fp8BlockscaleConfig {
   }
 };
 
-// The instances fp8_blockscale.cu compiles (row groups, K groups, columns, split-K):
-// at most three math warpgroups (registers), a ring of at least three stages.
-inline bool fp8_config_compiled(const Fp8BlockscaleConfig& c) {
-  const bool shape_ok = (c.row_groups == 1 && c.block_n == 128) ||
-                        (c.row_groups == 2 && c.k_groups == 1) ||
-                        (c.row_groups == 3 && c.k_groups == 1 && c.block_n == 128 && !c.cluster_split());
-  return shape_ok && !(c.block_n == 256 && c.cluster_split()) && c.stages() >= 3;
+// One compiled kernel instance (for each weight order): the tile and whether it splits K
+// across the CTAs of a cluster (any split of 2..kFp8MaxSplit, chosen at launch).
+struct Fp8Instance {
+  int row_groups, k_groups, block_n;
+  bool cluster_split;
+
+  constexpr bool runs(const Fp8BlockscaleConfig& c) const {
+    return c.row_groups == row_groups && c.k_groups == k_groups && c.block_n == block_n &&
+           c.cluster_split() == cluster_split;
+  }
+  constexpr int stages() const { return fp8_stages(row_groups, k_groups, block_n, cluster_split); }
+};
+
+// The instances fp8_blockscale.cu compiles, one line each (its launch table is generated
+// from this list). At most three math warpgroups (registers); no 256-wide split (its partial
+// tile leaves no room for a ring). The order is the heuristic's tie order: among configurations
+// within 3% of each other, the earlier wins.
+inline constexpr Fp8Instance kFp8Instances[] = {
+    {1, 2, 128, false}, {1, 2, 128, true},  // 64 x 128, two K groups (decode: weight streaming)
+    {2, 1, 128, false}, {2, 1, 128, true},  // 128 x 128
+    {3, 1, 128, false},                     // 192 x 128
+    {2, 1, 256, false},                     // 128 x 256: two sub-tiles share one block product
+};
+constexpr bool fp8_instances_valid() {
+  for (std::size_t i = 0; i < std::size(kFp8Instances); ++i) {
+    const Fp8Instance& a = kFp8Instances[i];
+    if (a.stages() < 3 || a.stages() % a.k_groups != 0) return false;  // a ring, each stage serving one K group
+    for (std::size_t j = 0; j < i; ++j) {
+      const Fp8Instance& b = kFp8Instances[j];
+      if (a.row_groups == b.row_groups && a.k_groups == b.k_groups && a.block_n == b.block_n &&
+          a.cluster_split == b.cluster_split)
+        return false;  // listed twice
+    }
+  }
+  return true;
 }
+static_assert(fp8_instances_valid(), "each instance once, each with a ring of 3+ stages, a multiple of its K groups");
+// The tallest tile: A and its scales are allocated in whole tiles of up to this many rows.
+constexpr int fp8_tallest_tile_rows() {
+  int rows = 0;
+  for (const Fp8Instance& instance : kFp8Instances) rows = std::max(rows, instance.row_groups * 64);
+  return rows;
+}
+
+// The index of the instance that runs `config` in kFp8Instances, or -1 when none does.
+constexpr int fp8_instance_index(const Fp8BlockscaleConfig& config) {
+  for (std::size_t i = 0; i < std::size(kFp8Instances); ++i)
+    if (kFp8Instances[i].runs(config)) return int(i);
+  return -1;
+}
+inline bool fp8_config_compiled(const Fp8BlockscaleConfig& config) { return fp8_instance_index(config) >= 0; }
 
 // A cost model of the persistent grid, in µs (docs/KERNEL_NOTES.md says where each
 // constant was measured on an H100). The grid runs ceil(tiles / clusters) rounds; a
@@ -172,35 +218,30 @@ inline Fp8BlockscaleConfig with_split(Fp8BlockscaleConfig config, const GemmShap
 }
 
 inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, int multiprocessors) {
-  // Candidates: 64-row streaming tiles (one row group, two K groups), and above the
-  // decode sizes 128 x 128, 192 x 128 and 128 x 256 tiles. Each with every split that
-  // compiles; the cheapest wins (the first among near-equals: fewer splits, smaller tiles).
-  std::vector<Fp8BlockscaleConfig> shapes = {Fp8BlockscaleConfig{1, 2, 128}};
-  if (shape.m > kFp8SmallMLimit) {
-    shapes.push_back(Fp8BlockscaleConfig{2, 1, 128});
-    shapes.push_back(Fp8BlockscaleConfig{3, 1, 128});
-    shapes.push_back(Fp8BlockscaleConfig{2, 1, 256});
-  }
+  // Candidates: every compiled instance (64-row streaming tiles only at decode sizes), each
+  // with every split it runs; the cheapest wins (the first among near-equals: fewer splits,
+  // smaller tiles).
   const int forced_rows = forced_fp8_setting("SHAPESCOPE_FP8_ROW_GROUPS");
   const int forced_n = forced_fp8_setting("SHAPESCOPE_FP8_BLOCK_N");
   const int forced_split = forced_fp8_setting("SHAPESCOPE_FP8_SPLIT_K");
-  if (forced_rows > 0 || forced_n > 0) {
-    Fp8BlockscaleConfig forced = shapes.front();
-    if (forced_rows > 0) forced.row_groups = forced_rows;
-    if (forced_n > 0) forced.block_n = forced_n;
-    if (forced.row_groups > 1) forced.k_groups = 1;
-    shapes = {forced};
-  }
+  const bool forced_tile = forced_rows > 0 || forced_n > 0;
   const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
   const GridCostModel model;
-  Fp8BlockscaleConfig best = with_split(shapes.front(), shape, 1, multiprocessors);
+  std::optional<Fp8BlockscaleConfig> best;
   double best_us = INFINITY;
-  for (const Fp8BlockscaleConfig& candidate_shape : shapes) {
-    for (int64_t split = 1; split <= std::min<int64_t>(kblocks, kFp8MaxSplit); ++split) {
+  for (const Fp8Instance& instance : kFp8Instances) {
+    const bool wanted = forced_tile ? instance.row_groups == std::max(forced_rows, 1) &&
+                                          instance.block_n == (forced_n > 0 ? forced_n : 128)
+                                    : shape.m > kFp8SmallMLimit || instance.row_groups == 1;
+    if (!wanted) continue;
+    const Fp8BlockscaleConfig tile{instance.row_groups, instance.k_groups, instance.block_n};
+    const int64_t first_split = instance.cluster_split ? 2 : 1;
+    const int64_t last_split = instance.cluster_split ? std::min<int64_t>(kblocks, kFp8MaxSplit) : 1;
+    for (int64_t split = first_split; split <= last_split; ++split) {
       if (split == 5) continue;  // no measured cluster fit
       if (forced_split > 0 && split != std::min<int64_t>(forced_split, kblocks)) continue;
-      const Fp8BlockscaleConfig candidate = with_split(candidate_shape, shape, split, multiprocessors);
-      if (candidate.split_k != split || !fp8_config_compiled(candidate)) continue;  // each split once
+      const Fp8BlockscaleConfig candidate = with_split(tile, shape, split, multiprocessors);
+      if (candidate.split_k != split) continue;  // each split once
       const double us = model.microseconds(shape, candidate, candidate.split_k, multiprocessors);
       if (us < best_us * 0.97) {
         best_us = us;
@@ -208,7 +249,10 @@ inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, 
       }
     }
   }
-  return best;
+  if (!best)
+    throw UserError("fp8_blockscale: no compiled instance for the forced SHAPESCOPE_FP8_* settings at M=" +
+                    std::to_string(shape.m) + "; unset them or force a tile from kFp8Instances");
+  return *best;
 }
 
 inline std::string describe(const Fp8BlockscaleConfig& config) {

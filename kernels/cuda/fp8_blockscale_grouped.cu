@@ -83,8 +83,12 @@ class Fp8GroupedPrepared final : public CudaGroupedPreparedGemm {
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
-  void run() override { launch_fp8_instance_for<false, GroupedSchedule>(params_, config_, device_.stream()); }
-  std::string launch_name() const override { return "fp8_blockscale_grouped/" + describe(config_); }
+  void run() override {
+    launch_fp8_instance_for<false, GroupedSchedule>(params_, config_, device_.programmatic_launch(), device_.stream());
+  }
+  std::string launch_name() const override {
+    return "fp8_blockscale_grouped/" + describe(config_) + (device_.programmatic_launch() ? "+pdl" : "");
+  }
   int64_t executed_rows() const override { return executed_rows_; }
 
  private:

@@ -1,8 +1,8 @@
-// The heuristic of fp8_blockscale_grouped: the dense kernel's candidates (64-row streaming
-// tiles, 128 x 128, 192 x 128, 128 x 256, each split-K that compiles) priced by the same
-// grid cost model over the grouped GEMM's own work: the tiles of every group (never a
-// tile of padding), the stage rows the largest group needs, and the bytes of every expert
-// with rows. Host-only, so the CPU tests check it.
+// The heuristic of fp8_blockscale_grouped: the dense kernel's candidates (its compiled
+// instances, each with every split it runs) priced by the same grid cost model over the
+// grouped GEMM's own work: the tiles of every group (never a tile of padding), the stage
+// rows the largest group needs, and the bytes of every expert with rows. Host-only, so the
+// CPU tests check it.
 #pragma once
 
 #include <algorithm>
@@ -38,24 +38,26 @@ inline GridCostModel::Work grouped_work(const GroupedShape& shape, const Fp8Bloc
   return work;
 }
 
+// The instances grouped GEMMs run: all but the 192-row tile, which spills registers under the
+// grouped schedule (ptxas: 56 bytes; the dense one spills none).
+constexpr bool fp8_grouped_instance(const Fp8Instance& instance) { return instance.row_groups < 3; }
+
 inline Fp8BlockscaleConfig choose_fp8_grouped_config(const GroupedShape& shape, int multiprocessors) {
-  std::vector<Fp8BlockscaleConfig> shapes = {Fp8BlockscaleConfig{1, 2, 128}};
-  if (shape.max_rows() > kFp8SmallMLimit) {
-    shapes.push_back(Fp8BlockscaleConfig{2, 1, 128});
-    shapes.push_back(Fp8BlockscaleConfig{3, 1, 128});
-    shapes.push_back(Fp8BlockscaleConfig{2, 1, 256});
-  }
-  const GridCostModel model;
   const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
-  Fp8BlockscaleConfig best = with_split_over(shapes.front(), kblocks, grouped_work(shape, shapes.front()).tiles, 1,
-                                             multiprocessors);
+  const GridCostModel model;
+  Fp8BlockscaleConfig best{1, 2, 128};
+  best = with_split_over(best, kblocks, grouped_work(shape, best).tiles, 1, multiprocessors);
   double best_us = INFINITY;
-  for (const Fp8BlockscaleConfig& candidate_shape : shapes) {
-    const GridCostModel::Work work = grouped_work(shape, candidate_shape);
-    for (int64_t split = 1; split <= std::min<int64_t>(kblocks, kFp8MaxSplit); ++split) {
+  for (const Fp8Instance& instance : kFp8Instances) {
+    if (!fp8_grouped_instance(instance) || !(shape.max_rows() > kFp8SmallMLimit || instance.row_groups == 1)) continue;
+    const Fp8BlockscaleConfig tile{instance.row_groups, instance.k_groups, instance.block_n};
+    const GridCostModel::Work work = grouped_work(shape, tile);
+    const int64_t first_split = instance.cluster_split ? 2 : 1;
+    const int64_t last_split = instance.cluster_split ? std::min<int64_t>(kblocks, kFp8MaxSplit) : 1;
+    for (int64_t split = first_split; split <= last_split; ++split) {
       if (split == 5) continue;  // no measured cluster fit
-      const Fp8BlockscaleConfig candidate = with_split_over(candidate_shape, kblocks, work.tiles, split, multiprocessors);
-      if (candidate.split_k != split || !fp8_config_compiled(candidate)) continue;  // each split once
+      const Fp8BlockscaleConfig candidate = with_split_over(tile, kblocks, work.tiles, split, multiprocessors);
+      if (candidate.split_k != split) continue;  // each split once
       const double us = model.microseconds(work, candidate, candidate.split_k, multiprocessors);
       if (us < best_us * 0.97) {
         best_us = us;

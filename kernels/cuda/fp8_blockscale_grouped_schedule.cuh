@@ -16,6 +16,7 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/fp8_blockscale_grouped_config.hpp"
 #include "kernels/cuda/fp8_blockscale_kernel.cuh"
 
 namespace shapescope::kernels::cuda {
@@ -34,6 +35,7 @@ class GroupedSchedule {
  public:
   using Params = Fp8GroupedParams;
   static constexpr bool kPartialTiles = true;
+  static constexpr bool uses(const Fp8Instance& instance) { return fp8_grouped_instance(instance); }
 
   __device__ static const Fp8BlockscaleParams& gemm(const Params& p) { return p.gemm; }
 

@@ -127,6 +127,10 @@ __device__ __forceinline__ void ring_position(uint32_t q, int& stage, uint32_t& 
 struct DenseSchedule {
   using Params = Fp8BlockscaleParams;
   static constexpr bool kPartialTiles = false;  // every tile stores through the tensor map
+  template <class Instance>
+  static constexpr bool uses(const Instance&) {  // every compiled instance
+    return true;
+  }
 
   __device__ static const Fp8BlockscaleParams& gemm(const Params& p) { return p; }
   // The tile of `unit`, or false past the last unit.
@@ -184,9 +188,6 @@ __device__ __forceinline__ void produce(const typename Schedule::Params& params,
   using Layout = SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>;
   const Fp8BlockscaleParams& p = Schedule::gemm(params);
   constexpr int kSubTiles = kBlockN / kSubTileN;
-  tma::prefetch_tensor_map(&p.a_map);
-  tma::prefetch_tensor_map(&p.a_scale_map);
-  tma::prefetch_tensor_map(&p.b_map);
   const int kblocks = (p.k + kBlockK - 1) / kBlockK;
   const int sub_tiles_in_n = (p.n + kSubTileN - 1) / kSubTileN;
   uint32_t q = 0;
@@ -424,12 +425,26 @@ __global__ void __launch_bounds__((kRowGroups * kKGroups + 1) * 128, 1)
     __syncthreads();
   }
 
+  // Under programmatic dependent launch the previous grid may still run until here: the
+  // prologue above touches no global memory; every thread waits for that grid before its
+  // first global access, then lets the next grid's CTAs start on the SMs ours free.
+  const auto join_grid_order = [] {
+    ptx::wait_for_previous_grid();
+    ptx::allow_dependent_launch();
+  };
+  const bool copy_thread = threadIdx.x == kConsumers * 128;
   if (threadIdx.x / 128 == kConsumers) {  // the copy warpgroup: one thread issues, the others idle
     if constexpr (kConsumers > 1) tma::release_registers<fp8_detail::RegisterSplit<kConsumers>::producer>();
-    if (threadIdx.x == kConsumers * 128)
-      produce<kRowGroups, kKGroups, kBlockN, kStages, kPreshuffledB>(params, schedule, smem);
+    if (copy_thread) {  // kernel parameters, not global memory: no need to wait
+      tma::prefetch_tensor_map(&p.a_map);
+      tma::prefetch_tensor_map(&p.a_scale_map);
+      tma::prefetch_tensor_map(&p.b_map);
+    }
+    join_grid_order();  // before the schedule's first read of the rows per group, too
+    if (copy_thread) produce<kRowGroups, kKGroups, kBlockN, kStages, kPreshuffledB>(params, schedule, smem);
   } else {
     if constexpr (kConsumers > 1) tma::claim_registers<fp8_detail::RegisterSplit<kConsumers>::consumer>();
+    join_grid_order();
     consume<kRowGroups, kKGroups, kBlockN, kClusterSplit, kStages>(params, schedule, smem);
   }
   // A CTA's shared memory and barriers must outlive the other CTAs' accesses to them.

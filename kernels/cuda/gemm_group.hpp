@@ -9,13 +9,12 @@
 #include <vector>
 
 #include "kernels/cuda/cuda_device.hpp"
-#include "kernels/cuda/graph_batches.hpp"
 
 namespace shapescope::kernels::cuda {
 
 enum class GroupLaunch { serial, two_streams };
 
-class GemmGroup final : public PreparedGemm, public GraphBatchedGemm {
+class GemmGroup final : public PreparedGemm {
  public:
   // The parts must outlive the group.
   GemmGroup(Device& device, std::vector<PreparedGemm*> parts, GroupLaunch launch);
@@ -28,7 +27,6 @@ class GemmGroup final : public PreparedGemm, public GraphBatchedGemm {
   CheckResult check() override;
   std::string launch_name() const override;
   double min_bytes() const override;
-  GraphBatches& graph_batches() override { return graph_batches_; }
 
  private:
   CudaDevice& device_;
@@ -36,7 +34,6 @@ class GemmGroup final : public PreparedGemm, public GraphBatchedGemm {
   GroupLaunch launch_;
   cudaStream_t side_stream_ = nullptr;
   cudaEvent_t fork_ = nullptr, join_ = nullptr;
-  GraphBatches graph_batches_;
 };
 
 }  // namespace shapescope::kernels::cuda

@@ -1,6 +1,6 @@
 // Thin wrappers over the PTX our own kernels use on Hopper (sm_90a): cp.async
-// 16-byte copies into shared memory, the async-proxy fence, wgmma descriptors
-// and the e4m3 wgmma itself. Device code only.
+// 16-byte copies into shared memory, the async-proxy fence, wgmma descriptors,
+// the e4m3 wgmma itself and programmatic dependent launch. Device code only.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,17 @@ namespace shapescope::kernels::cuda::ptx {
 
 __device__ __forceinline__ uint32_t shared_address(const void* pointer) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
+}
+
+// Programmatic dependent launch (sm_90). A grid launched with the programmatic stream
+// serialization attribute may start while the previous grid in the stream still runs;
+// wait_for_previous_grid() blocks until that grid has completed and its memory writes
+// are visible, so every thread calls it before its first global read or write.
+// allow_dependent_launch() lets the next such grid be scheduled once every CTA of this
+// one has called it (or exited). Without the attribute both are no-ops.
+__device__ __forceinline__ void wait_for_previous_grid() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+__device__ __forceinline__ void allow_dependent_launch() {
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
 
 // 16 bytes global -> shared, bypassing L1 (weights are streamed once). When

@@ -3,9 +3,12 @@
 // the DeepSeek-V3 TP8 shapes; the scale-layout rule for K=2304. Each test skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "kernels/cuda/cublaslt_entries.hpp"
 #include "kernels/cuda/cuda_check.hpp"
@@ -110,13 +113,17 @@ TEST(CudaBackend, TimerMeasuresACopyAtHbmBandwidth) {
 }
 
 // A graph of many launches gives the per-launch time of back-to-back runs.
-TEST(CudaBackend, GraphBatchesTimeShortKernels) {
+TEST(CudaBackend, CapturedSequencesTimeShortKernels) {
   const auto device = open_device();
   REQUIRE_GPU(device);
   const auto session = find_kernel("cublaslt_bf16").open(*device, WeightShape{2048, 1024, 1}, 9);
   const auto gemm = session->prepare(16, 10);
-  device->time_batched(*gemm, 100);  // capture and warm up
-  const double per_launch_us = device->time_batched(*gemm, 100) / 100;
+  double per_launch_us = 0;
+  {
+    const auto sequence = device->capture(std::vector<PreparedGemm*>(100, gemm.get()));
+    sequence->replay_us();  // warm up
+    per_launch_us = sequence->replay_us() / 100;
+  }
   const auto timer = device->make_timer();
   timer->start();
   gemm->run();
@@ -126,6 +133,51 @@ TEST(CudaBackend, GraphBatchesTimeShortKernels) {
   EXPECT_GT(per_launch_us, 0.5);
   EXPECT_LT(per_launch_us, single_us * 1.5);
   EXPECT_TRUE(gemm->check().passed(kThreshold));  // the captured graph left the gemm usable
+}
+
+// Kernel timing: CUPTI's durations of what a run launched, never more than the events
+// around it, and naming the kernels; an empty kernel costs about a microsecond.
+TEST(CudaBackend, KernelTimerReportsDurationsAndNamesOfTheRunsKernels) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  const auto session = find_kernel("cublaslt_fp8_blockscale").open(*device, WeightShape{7168, 2304, 1}, 11);
+  const auto gemm = session->prepare(64, 12);
+  gemm->run();
+  device->synchronize();
+  std::unique_ptr<Timer> kernel_timer;
+  try {
+    kernel_timer = device->make_kernel_timer();
+  } catch (const std::exception& error) {
+    GTEST_SKIP() << error.what();
+  }
+  const auto event_timer = device->make_timer();
+  double kernel_us = 1e30, event_us = 1e30;
+  for (int i = 0; i < 5; ++i) {
+    device->flush_cache();
+    kernel_timer->start();
+    gemm->run();
+    kernel_timer->stop();
+    kernel_us = std::min(kernel_us, kernel_timer->elapsed_us());
+    device->flush_cache();
+    event_timer->start();
+    gemm->run();
+    event_timer->stop();
+    event_us = std::min(event_us, event_timer->elapsed_us());
+  }
+  std::printf("  fp8 cuBLASLt M=64 N=7168 K=2304: kernel %.2f us, events %.2f us; launched: %s\n", kernel_us, event_us,
+              kernel_timer->launched().c_str());
+  EXPECT_GT(kernel_us, 0.5);
+  EXPECT_LT(kernel_us, event_us);
+  EXPECT_FALSE(kernel_timer->launched().empty());
+  EXPECT_EQ(kernel_timer->launched().find("read_buffer"), std::string::npos);  // the L2 flush is not the run's
+
+  const auto empty = device->empty_run();
+  kernel_timer->start();
+  empty->run();
+  kernel_timer->stop();
+  const double empty_us = kernel_timer->elapsed_us();
+  EXPECT_NE(kernel_timer->launched().find("empty_kernel"), std::string::npos) << kernel_timer->launched();
+  EXPECT_LT(empty_us, 5.0);
 }
 
 TEST(CudaBackend, CublasLtBf16MatchesReferenceOnDeepSeekShapes) {
@@ -199,7 +251,8 @@ TEST(CudaBackend, LargeBf16GemmReachesTensorCoreRate) {
   REQUIRE_GPU(device);
   const auto session = find_kernel("cublaslt_bf16").open(*device, WeightShape{8192, 8192, 1}, 41);
   const auto gemm = session->prepare(8192, 42);
-  const double per_run_us = (device->time_batched(*gemm, 10), device->time_batched(*gemm, 10) / 10);
+  const auto sequence = device->capture(std::vector<PreparedGemm*>(10, gemm.get()));
+  const double per_run_us = (sequence->replay_us(), sequence->replay_us() / 10);
   const double tflops = 2.0 * 8192.0 * 8192.0 * 8192.0 / (per_run_us * 1e-6) / 1e12;
   std::printf("  bf16 8192^3: %.1f us, %.0f TFLOP/s (%s)\n", per_run_us, tflops, gemm->launch_name().c_str());
   EXPECT_GT(tflops, 300);

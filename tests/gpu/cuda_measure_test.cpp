@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <memory>
+#include <vector>
 
 #include "kernels/kernel.hpp"
 #include "profiler/measure.hpp"
@@ -41,6 +43,38 @@ TEST(CudaMeasure, FlushMakesACachedGemmSlower) {
   const double cold = profiler::measure(*device, *gemm, profiler::MeasureOptions{}).median_us;
   std::printf("  bf16 M=64 N=4096 K=2048: hot %.2f us, cold %.2f us\n", hot, cold);
   EXPECT_GT(cold, 1.2 * hot);
+}
+
+// Graph timing rotating over enough weight copies to leave the L2 reads nothing cached:
+// slower than hot (the same weights every launch), cheaper than a lone cold launch
+// (no launch gap), and every copy computes the right product.
+TEST(CudaMeasure, GraphRotationSitsBetweenHotAndColdLaunches) {
+  const auto device = kernels::open_device();
+  if (!device) GTEST_SKIP() << kernels::cuda_unavailable_reason();
+  const kernels::KernelEntry& kernel = kernels::find_kernel("fp8_blockscale");
+  const kernels::WeightShape shape{4096, 2048, 1};  // 8 MB of weights
+  const int sets = int((2 * device->info().l2_bytes) / (8u << 20)) + 1;
+  std::vector<std::unique_ptr<kernels::GemmSession>> sessions;
+  std::vector<std::unique_ptr<kernels::PreparedGemm>> gemms;
+  std::vector<kernels::PreparedGemm*> runs;
+  for (int i = 0; i < sets; ++i) {
+    sessions.push_back(kernel.open(*device, shape, 100 + i));
+    gemms.push_back(sessions.back()->prepare(16, 200 + i));
+    runs.push_back(gemms.back().get());
+  }
+  profiler::MeasureOptions graph_options, hot_options, events_options;
+  graph_options.timing = kernels::TimingMode::graph;
+  hot_options.timing = kernels::TimingMode::graph;
+  hot_options.hot = true;
+  const profiler::Measurement graph = profiler::measure(*device, runs, graph_options);
+  const double hot = profiler::measure(*device, runs, hot_options).median_us;
+  const double events = profiler::measure(*device, runs, events_options).median_us;
+  std::printf("  fp8_blockscale M=16 N=4096 K=2048 over %d sets: hot %.2f us, graph %.2f us, events %.2f us\n",
+              graph.operand_sets, hot, graph.median_us, events);
+  EXPECT_EQ(graph.operand_sets, sets);
+  EXPECT_GT(graph.median_us, 1.1 * hot);
+  EXPECT_LT(graph.median_us, events);
+  for (kernels::PreparedGemm* run : runs) EXPECT_TRUE(run->check().passed(1e-2));
 }
 
 }  // namespace

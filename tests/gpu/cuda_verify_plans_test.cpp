@@ -63,7 +63,7 @@ TEST(CudaVerifyPlans, TwoStreamGroupKeepsEveryPartCorrect) {
   const auto first = session->prepare(256, 82), second = session->prepare(132, 83), third = session->prepare(64, 84);
   kernels::cuda::GemmGroup group(*device, {first.get(), second.get(), third.get()},
                                  kernels::cuda::GroupLaunch::two_streams);
-  device->time_batched(group, 5);  // captured into a graph too
+  device->capture(std::vector<kernels::PreparedGemm*>(5, &group))->replay_us();  // captured into a graph too
   const kernels::CheckResult result = group.check();
   EXPECT_TRUE(result.passed(1e-2)) << result.rel_err;
   EXPECT_EQ(result.elements_checked, first->check().elements_checked + second->check().elements_checked +

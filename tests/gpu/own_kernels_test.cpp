@@ -138,6 +138,37 @@ TEST(OwnKernels, SplitKRunsRepeatedlyWithFreshOutputs) {
   }
 }
 
+// With programmatic dependent launch each kernel may start while the previous one runs and
+// waits for it before touching global memory: results stay exact, alone and in a CUDA graph
+// of back-to-back launches (where the attribute becomes a programmatic edge).
+TEST(OwnKernels, ProgrammaticDependentLaunchKeepsResultsExact) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  struct Case {
+    std::string kernel;
+    WeightShape weights;
+    int64_t m;
+  };
+  const std::vector<Case> cases = {{"fp8_blockscale", {2112, 7168, 1}, 4},       // split-K clusters
+                                   {"fp8_blockscale", {4608, 7168, 1}, 1024},    // one CTA per SM, no cluster
+                                   {"fp8_blockscale_bpreshuffle", {512, 7168, 1}, 64},
+                                   {"a16w8_blockscale_batched", {128, 512, 16}, 8}};
+  device->set_programmatic_launch(true);
+  uint64_t seed = 0x9d1;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.kernel + " N=" + std::to_string(c.weights.n) + " K=" + std::to_string(c.weights.k) +
+                 " M=" + std::to_string(c.m));
+    const auto session = find_kernel(c.kernel).open(*device, c.weights, ++seed);
+    const auto gemm = session->prepare(c.m, ++seed);
+    const std::string name = gemm->launch_name();
+    EXPECT_EQ(name.substr(name.size() - 4), "+pdl") << name;
+    EXPECT_TRUE(gemm->check().passed(kExpectedError));
+    EXPECT_GT(device->capture(std::vector<PreparedGemm*>(16, gemm.get()))->replay_us(), 0.0);
+    EXPECT_TRUE(gemm->check().passed(kExpectedError)) << "after the graph of 16 launches";
+  }
+  device->set_programmatic_launch(false);
+}
+
 TEST(OwnKernels, UnsupportedShapesAreNamed) {
   register_cuda_kernels();
   const KernelEntry& entry = find_kernel("fp8_blockscale");
