@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/cuda_grouped_prepared_gemm.hpp"
 #include "kernels/grouped_gemm.hpp"
 #include "kernels/grouped_reference.hpp"
 #include "kernels/kernel.hpp"
@@ -88,7 +89,8 @@ void check_kernel(const std::string& kernel_name, Device& device, Tally& tally) 
         const auto gemm = session->prepare(shape, ++seed);
         const CheckResult result = gemm->check();
         EXPECT_EQ(result.unwritten, 0);
-        EXPECT_EQ(result.elements_checked, int64_t(sample_grouped_output(shape, 2048).size()));
+        const auto sampled = sample_grouped_output(shape, cuda::kGroupedCheckSampleElements);
+        EXPECT_EQ(result.elements_checked, int64_t(sampled.size()));
         EXPECT_LE(result.rel_err, kExpectedError);
         EXPECT_TRUE(result.passed(kThreshold));
         EXPECT_GE(gemm->executed_rows(), shape.useful_rows());
