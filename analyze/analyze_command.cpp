@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyze/json_report.hpp"
+#include "analyze/layout_plans.hpp"
 #include "analyze/study_outputs.hpp"
 #include "analyze/terminal_summary.hpp"
 #include "common/atomic_file.hpp"
@@ -47,15 +48,24 @@ int run_analyze(const AnalyzeRequest& request, std::ostream& out) {
                            {"options", analysis_options_json(request.analysis)},
                            {"m_weights", request.m_weights_path},
                            {"series", nlohmann::json::array()}};
+  // Every input first: a grouped profile's layout plans come from the other profiles given.
+  std::vector<Series> all;
   for (const std::string& input : request.inputs) {
-    for (const Series& series : read_series_file(input, request.read)) {
-      const SeriesAnalysis analysis = analyze_series(series, request.analysis, weights);
-      // Written before the summary is printed: a folder that cannot be written is then the only output.
-      const auto written = write_study_outputs(analysis, request.out_dir, request.analysis.check_split);
-      print_series_summary(out, analysis, request.analysis, request.top_n);
-      for (const auto& path : written) fmt::print(out, "  wrote {}\n", path.string());
-      report["series"].push_back(series_json(analysis));
+    for (Series& series : read_series_file(input, request.read)) all.push_back(std::move(series));
+  }
+  for (const Series& series : all) {
+    const SeriesAnalysis analysis = analyze_series(series, request.analysis, weights);
+    // Written before the summary is printed: a folder that cannot be written is then the only output.
+    const auto written = write_study_outputs(analysis, request.out_dir, request.analysis.check_split);
+    print_series_summary(out, analysis, request.analysis, request.top_n);
+    nlohmann::json series_report = series_json(analysis);
+    if (series.grouped && request.analysis.check_split) {
+      const std::vector<LayoutPlan> plans = find_layout_plans(analysis, all, request.analysis.split.split_ratio);
+      print_layout_plans(out, analysis, plans, request.top_n);
+      series_report["layout_plans"] = layout_plans_json(plans);
     }
+    for (const auto& path : written) fmt::print(out, "  wrote {}\n", path.string());
+    report["series"].push_back(std::move(series_report));
   }
 
   if (request.compare.size() == 2) {

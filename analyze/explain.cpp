@@ -64,6 +64,7 @@ CauseCheck wave_quantization(const Series& series, std::size_t index, const Seri
   const SeriesPoint& here = series.points[index];
   const int sms = multiprocessor_count(series);
   const std::optional<TileShape> tile = tile_from_kernel_name(here.kernel_name);
+  if (series.grouped) return {std::nullopt, "grouped GEMM: tiles are counted per expert, not from M"};
   if (sms <= 0) return {std::nullopt, "SM count unknown"};
   if (series.n <= 0) return {std::nullopt, "N unknown"};
   if (!tile) return {std::nullopt, "no tile shape in the kernel name"};

@@ -52,9 +52,12 @@ void describe_from_sidecar(Series& series, const json& sidecar) {
     series.multiprocessors = sms->get<int>();
   }
   if (const json* tp = member(sidecar, "problem", "tp"); tp && tp->is_number_integer()) series.tp = tp->get<int>();
-  if (const json* grouped = member(sidecar, "problem", "grouped"); grouped && grouped->is_boolean()) {
-    series.grouped = grouped->get<bool>();
-  }
+}
+
+// "contiguous:128" stays; masked slots keep their size only when it is the same at every M,
+// which a per-M "masked:<max_m>" cannot say row by row: the family is "masked".
+std::string layout_family(const std::string& layout) {
+  return layout.rfind("masked", 0) == 0 ? "masked" : layout;
 }
 
 SeriesPoint to_point(const ProfileRow& row, std::size_t line) {
@@ -71,6 +74,12 @@ SeriesPoint to_point(const ProfileRow& row, std::size_t line) {
   point.status = row.status;
   point.throttled = row.status == kStatusThrottled;
   point.line = line;
+  if (row.grouped) {
+    point.executed_utils = row.grouped->executed_utils;
+    point.useful_rows = row.grouped->useful_rows;
+    point.padded_rows = row.grouped->padded_rows;
+    point.sol_fraction = row.grouped->sol_fraction;
+  }
   return point;
 }
 
@@ -80,7 +89,8 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
   const std::string stem = std::filesystem::path(path).stem().string();
   const std::optional<json> sidecar = read_sidecar(path);
   // One profile file is one (kernel, shape); a concatenated file still splits cleanly.
-  using Key = std::tuple<std::string, std::string, std::string, int64_t, int64_t, int64_t, std::string>;
+  using Key = std::tuple<std::string, std::string, std::string, int64_t, int64_t, int64_t, std::string, std::string,
+                         std::string>;
   std::map<Key, std::size_t> index_of;
   std::vector<Series> all;
   for (std::size_t row = 0; row < table.rows.size(); ++row) {
@@ -90,7 +100,11 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
       throw UserError(fmt::format("{}: kernel_time is {} on a measured (throttled) row; it must be positive", where,
                                   parsed.kernel_time_us));
     }
-    const Key key{parsed.kernel, parsed.device, parsed.dtype, parsed.n, parsed.k, parsed.batch_count, parsed.timing};
+    // Grouped rows: one series per routing and layout family (masked slots may grow with M).
+    const std::string routing = parsed.grouped ? parsed.grouped->routing : "";
+    const std::string layout = parsed.grouped ? layout_family(parsed.grouped->layout) : "";
+    const Key key{parsed.kernel,      parsed.device, parsed.dtype, parsed.n, parsed.k, parsed.batch_count,
+                  parsed.timing, routing, layout};
     auto [found, inserted] = index_of.emplace(key, all.size());
     if (inserted) {
       Series series;
@@ -104,6 +118,9 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
       series.batch_count = parsed.batch_count;
       series.peak_tflops = parsed.peak_tflops;
       series.timing = parsed.timing;
+      if (parsed.grouped) {
+        series.grouped = GroupedSeriesInfo{routing, layout, parsed.grouped->ep, parsed.grouped->groups};
+      }
       if (sidecar) describe_from_sidecar(series, *sidecar);
       if (series.multiprocessors == 0) {
         if (const auto peak = find_device_peak(series.device)) series.multiprocessors = peak->multiprocessors;

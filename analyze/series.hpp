@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,18 @@ struct SeriesPoint {
   std::string status = "ok";
   std::string note;        // why an excluded point was set aside, when the status alone does not say
   std::size_t line = 0;    // source line, for messages
+  // Grouped profiles (MoE experts): utils counts the rows that hold a token; these say the rest.
+  double executed_utils = 0;  // MFU over the rows the kernel computed, padding included
+  int64_t useful_rows = 0, padded_rows = 0;
+  double sol_fraction = 0;    // speed of light / time
+};
+
+// What a grouped profile's series shares: how the tokens were routed and laid out.
+struct GroupedSeriesInfo {
+  std::string routing;      // uniform, lognormal:1.5, preset:nvfp4_targets
+  std::string layout;       // contiguous:128, or masked (slots sized per M) / masked:256
+  int64_t ep = 1;
+  int64_t groups = 0;       // experts on the profiled GPU
 };
 
 struct DuplicateM {
@@ -40,7 +53,7 @@ struct Series {
   std::string dtype;
   std::string model, module; // when known
   int tp = 0;                // tensor-parallel degree from the sidecar; 0 when unknown
-  bool grouped = false;      // sidecar problem.grouped: one launch over every routed expert, M = the step's tokens
+  std::optional<GroupedSeriesInfo> grouped;  // MoE expert profiles (profile --module experts)
   int64_t n = 0, k = 0, batch_count = 1;  // 0 when unknown (study files carry them in the name)
   double peak_tflops = 0;
   std::string timing;        // shapescope's timing mode (events | graph | kernel); "" when the source does not say

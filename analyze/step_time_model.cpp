@@ -193,9 +193,9 @@ StepTimeModel build_step_time_model(const ModelSpec& spec, const std::vector<Ser
     term.problem = problem;
     term.layers = layers_running(spec, problem.module);
     const bool any_grouped = std::any_of(given->second.begin(), given->second.end(),
-                                         [](const Series* series) { return series->grouped; });
+                                         [](const Series* series) { return series->grouped.has_value(); });
     for (const Series* series : given->second) {
-      if (series->grouped == any_grouped) term.profiles.push_back(series);
+      if (series->grouped.has_value() == any_grouped) term.profiles.push_back(series);
     }
     if (any_grouped && term.profiles.size() < given->second.size()) {
       result.notes.push_back(fmt::format("{}: grouped profiles given, its per-expert profiles are not used",
@@ -271,7 +271,7 @@ StepTimeModel build_step_time_model(const ModelSpec& spec, const std::vector<Ser
     result.notes.push_back(fmt::format(
         "{}: per-expert profile; at M tokens, E(1 - (1 - k/E)^M) experts are expected active under uniform routing "
         "(E={}, k={}), each running M*k/active rows (to the nearest row, then up to the next profiled M); a grouped "
-        "profile of the module (sidecar problem.grouped: true) replaces this",
+        "profile of the module (profile --module experts) replaces this",
         term.problem.module, term.problem.experts, term.problem.top_k));
   }
   if (result.grid.empty()) {

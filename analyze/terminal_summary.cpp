@@ -1,6 +1,7 @@
 #include "analyze/terminal_summary.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -20,7 +21,47 @@ std::string describe_plan(const std::optional<SplitPlan>& plan) {
                      100 * plan->gain);
 }
 
+// A grouped series: M is tokens, MFU counts the rows that hold one; the rest in numbers.
+void print_grouped_line(std::ostream& out, const Series& series) {
+  const GroupedSeriesInfo& g = *series.grouped;
+  int64_t useful = 0, padded = 0;
+  std::vector<double> executed, sol;
+  for (const SeriesPoint& point : series.points) {
+    useful += point.useful_rows;
+    padded += point.padded_rows;
+    executed.push_back(point.executed_utils);
+    sol.push_back(point.sol_fraction);
+  }
+  const auto median = [](std::vector<double> values) {
+    if (values.empty()) return 0.0;
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+  };
+  fmt::print(out,
+             "  grouped: {} experts per GPU{}, routing {}, layout {}; M = tokens, MFU over useful rows; median executed "
+             "MFU {:.4f}, median {:.0f}% of speed of light; padding {:.1f}% of layout rows\n",
+             g.groups, g.ep > 1 ? fmt::format(" (EP{})", g.ep) : "", g.routing, g.layout, median(executed),
+             100 * median(sol), useful + padded > 0 ? 100.0 * double(padded) / double(useful + padded) : 0.0);
+}
+
 }  // namespace
+
+void print_layout_plans(std::ostream& out, const SeriesAnalysis& analysis, const std::vector<LayoutPlan>& plans,
+                        std::size_t top_n) {
+  std::size_t alignment = 0;
+  for (const LayoutPlan& plan : plans) alignment += plan.kind == "alignment";
+  fmt::print(out, "  layout plans (other profiles of these experts): {} of {} anomalies faster in another layout "
+                  "(alignment {}, masked/contiguous {})\n",
+             plans.size(), analysis.findings.size(), alignment, plans.size() - alignment);
+  std::vector<const LayoutPlan*> best;
+  for (const LayoutPlan& plan : plans) best.push_back(&plan);
+  std::stable_sort(best.begin(), best.end(), [](const LayoutPlan* a, const LayoutPlan* b) { return a->gain() > b->gain(); });
+  if (best.size() > top_n) best.resize(top_n);
+  for (const LayoutPlan* plan : best) {
+    fmt::print(out, "    M={}: {} {:.1f} us -> {} {:.1f} us ({:.1f}% faster)\n", plan->m, plan->from, plan->time_us,
+               plan->to, plan->planned_us, 100 * plan->gain());
+  }
+}
 
 void print_series_summary(std::ostream& out, const SeriesAnalysis& analysis, const AnalysisOptions& options,
                           std::size_t top_n) {
@@ -29,6 +70,7 @@ void print_series_summary(std::ostream& out, const SeriesAnalysis& analysis, con
              series.n > 0 ? fmt::format(", N={} K={}", series.n, series.k) : "");
   fmt::print(out, "  {} points, {} excluded (failed/skipped/implausible), {} duplicate M resolved\n",
              series.points.size(), series.excluded.size(), series.duplicates.size());
+  if (series.grouped) print_grouped_line(out, series);
   if (!series.excluded.empty()) {
     std::string listed;
     for (std::size_t i = 0; i < series.excluded.size() && i < top_n; ++i) {

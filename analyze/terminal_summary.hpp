@@ -7,11 +7,15 @@
 
 #include "analyze/analysis.hpp"
 #include "analyze/compare.hpp"
+#include "analyze/layout_plans.hpp"
 
 namespace shapescope::analyze {
 
 void print_series_summary(std::ostream& out, const SeriesAnalysis& analysis, const AnalysisOptions& options,
                           std::size_t top_n);
 void print_compare_summary(std::ostream& out, const CompareResult& result, std::size_t top_n);
+// Grouped series: how many anomalies another layout of the same experts runs faster, and the largest gains.
+void print_layout_plans(std::ostream& out, const SeriesAnalysis& analysis, const std::vector<LayoutPlan>& plans,
+                        std::size_t top_n);
 
 }  // namespace shapescope::analyze

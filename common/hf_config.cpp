@@ -19,7 +19,9 @@ namespace {
 using nlohmann::json;
 
 const std::vector<std::string> kLlamaStyle = {"llama", "mistral", "qwen2", "qwen3"};
-const std::vector<std::string> kQwenMoeStyle = {"qwen3_moe"};
+const std::vector<std::string> kQwenMoeStyle = {"qwen2_moe", "qwen3_moe"};
+// GQA attention and routed experts as wide as intermediate_size, no shared expert.
+const std::vector<std::string> kLocalExpertsStyle = {"mixtral", "gpt_oss"};
 const std::vector<std::string> kDeepseekStyle = {"deepseek_v3", "deepseek_v2"};
 
 bool one_of(const std::string& value, const std::vector<std::string>& choices) {
@@ -89,10 +91,16 @@ LinearLayer layer(std::string name, int64_t k, int64_t n, TpRule rule) {
   return result;
 }
 
-LinearLayer expert_layer(std::string name, int64_t k, int64_t n, TpRule rule, int64_t experts, int64_t top_k) {
+struct RoutedExperts {
+  int64_t experts = 0, top_k = 0, width = 0, shared_experts = 0;
+};
+
+LinearLayer expert_layer(std::string name, int64_t k, int64_t n, TpRule rule, const RoutedExperts& routed) {
   LinearLayer result = layer(std::move(name), k, n, rule);
-  result.experts = experts;
-  result.top_k = top_k;
+  result.experts = routed.experts;
+  result.top_k = routed.top_k;
+  result.expert_width = routed.width;
+  result.shared_experts = routed.shared_experts;
   return result;
 }
 
@@ -120,10 +128,9 @@ void add_dense_mlp(const std::string& prefix, int64_t hidden, int64_t intermedia
 }
 
 // Routed experts are split by TP like vLLM's default (expert parallelism is opt-in there).
-void add_routed_experts(int64_t hidden, int64_t intermediate, int64_t experts, int64_t top_k,
-                        std::vector<LinearLayer>& layers) {
-  layers.push_back(expert_layer("moe_gate_up_proj", hidden, 2 * intermediate, TpRule::split_n, experts, top_k));
-  layers.push_back(expert_layer("moe_down_proj", intermediate, hidden, TpRule::split_k, experts, top_k));
+void add_routed_experts(int64_t hidden, const RoutedExperts& routed, std::vector<LinearLayer>& layers) {
+  layers.push_back(expert_layer("moe_gate_up_proj", hidden, 2 * routed.width, TpRule::split_n, routed));
+  layers.push_back(expert_layer("moe_down_proj", routed.width, hidden, TpRule::split_k, routed));
 }
 
 std::vector<LinearLayer> llama_layers(const Config& config) {
@@ -133,6 +140,8 @@ std::vector<LinearLayer> llama_layers(const Config& config) {
   return layers;
 }
 
+// Qwen2-MoE (Qwen1.5-MoE, Qwen2-57B-A14B) and Qwen3-MoE; Qwen2-MoE adds one gated shared expert
+// of shared_expert_intermediate_size beside the routed ones.
 std::vector<LinearLayer> qwen_moe_layers(const Config& config) {
   const int64_t hidden = config.integer("hidden_size");
   std::vector<LinearLayer> layers;
@@ -141,8 +150,27 @@ std::vector<LinearLayer> qwen_moe_layers(const Config& config) {
   const bool has_dense_layers =
       config.has_nonempty_array("mlp_only_layers") || config.optional_integer("decoder_sparse_step").value_or(1) > 1;
   if (has_dense_layers) add_dense_mlp("", hidden, config.integer("intermediate_size"), layers);
-  add_routed_experts(hidden, config.integer("moe_intermediate_size"), config.integer("num_experts"),
-                     config.integer("num_experts_per_tok"), layers);
+  RoutedExperts routed{config.integer("num_experts"), config.integer("num_experts_per_tok"),
+                       config.integer("moe_intermediate_size"), 0};
+  const int64_t shared_width = config.optional_integer("shared_expert_intermediate_size").value_or(0);
+  if (shared_width > 0) {
+    routed.shared_experts = 1;
+    add_dense_mlp("shared_expert_", hidden, shared_width, layers);
+  }
+  add_routed_experts(hidden, routed, layers);
+  return layers;
+}
+
+// Mixtral and gpt-oss: every layer's MLP is routed experts of intermediate_size.
+std::vector<LinearLayer> local_experts_layers(const Config& config) {
+  std::vector<LinearLayer> layers;
+  add_gqa_attention(config, layers);
+  // gpt-oss names the top-k experts_per_token (its config carries both spellings).
+  const std::optional<int64_t> top_k = config.optional_integer("num_experts_per_tok");
+  const RoutedExperts routed{config.integer("num_local_experts"),
+                             top_k && *top_k > 0 ? *top_k : config.integer("experts_per_token"),
+                             config.integer("intermediate_size"), 0};
+  add_routed_experts(config.integer("hidden_size"), routed, layers);
   return layers;
 }
 
@@ -171,8 +199,10 @@ std::vector<LinearLayer> deepseek_layers(const Config& config) {
   const int64_t moe_intermediate = config.integer("moe_intermediate_size");
   const int64_t shared_experts = config.optional_integer("n_shared_experts").value_or(0);
   if (shared_experts > 0) add_dense_mlp("shared_expert_", hidden, shared_experts * moe_intermediate, layers);
-  add_routed_experts(hidden, moe_intermediate, config.integer("n_routed_experts"),
-                     config.integer("num_experts_per_tok"), layers);
+  add_routed_experts(hidden,
+                     RoutedExperts{config.integer("n_routed_experts"), config.integer("num_experts_per_tok"),
+                                   moe_intermediate, shared_experts},
+                     layers);
   layers.push_back(per_head_layer("mla_absorb_q", nope, kv_lora, heads));
   layers.push_back(per_head_layer("mla_absorb_out", kv_lora, v_head, heads));
   return layers;
@@ -237,14 +267,17 @@ ModelSpec model_from_hf_config(const std::filesystem::path& config_json, const s
   } else if (one_of(model_type, kQwenMoeStyle)) {
     spec.layers = qwen_moe_layers(config);
     record_layer_counts(qwen_moe_layer_count(config, spec.num_hidden_layers), spec);
+  } else if (one_of(model_type, kLocalExpertsStyle)) {
+    spec.layers = local_experts_layers(config);  // every layer's MLP is the experts: no per-module counts
   } else if (one_of(model_type, kDeepseekStyle)) {
     spec.layers = deepseek_layers(config);
     record_layer_counts(deepseek_moe_layer_count(config, spec.num_hidden_layers), spec);
   } else {
-    throw UserError(fmt::format("{}: model_type '{}' is not supported (supported: {}, {}, {}); add the model as "
+    throw UserError(fmt::format("{}: model_type '{}' is not supported (supported: {}, {}, {}, {}); add the model as "
                                 "profiles/models/<name>.json instead",
                                 config.path(), model_type, fmt::join(kLlamaStyle, ", "),
-                                fmt::join(kQwenMoeStyle, ", "), fmt::join(kDeepseekStyle, ", ")));
+                                fmt::join(kQwenMoeStyle, ", "), fmt::join(kLocalExpertsStyle, ", "),
+                                fmt::join(kDeepseekStyle, ", ")));
   }
   return spec;
 }

@@ -12,6 +12,8 @@
 //        "batch_count": 128,               // optional, batched GEMMs (default 1)
 //        "batch_split_by_tp": true,        // optional, the batch (e.g. heads) is split across TP ranks
 //        "experts": 256, "top_k": 8,       // optional, MoE experts per layer and experts per token
+//        "expert_width": 2048,             // with experts: one expert's intermediate size (gate_up N = 2 x, down K = 1 x)
+//        "shared_experts": 1,              // optional with experts: shared experts of the block (default 0)
 //        "note": "..."}                    // optional, free text
 //     ]
 //   }
@@ -84,9 +86,41 @@ void require_keys(const json& object, const std::set<std::string>& required, con
   }
 }
 
+int64_t non_negative_integer(const json& object, const char* key, const std::string& where) {
+  const json& value = object.at(key);
+  if (!value.is_number_integer() || value.get<int64_t>() < 0) {
+    throw UserError(fmt::format("{}: '{}' is {}; it must be 0 or a positive integer", where, key, value.dump()));
+  }
+  return value.get<int64_t>();
+}
+
+// expert_width and shared_experts belong to routed expert layers; the width is the layer's
+// K (down) or half its N (gate and up fused).
+void parse_expert_fields(const json& object, LinearLayer& layer, const std::string& where) {
+  if (object.contains("expert_width")) layer.expert_width = positive_integer(object, "expert_width", where);
+  if (object.contains("shared_experts")) layer.shared_experts = non_negative_integer(object, "shared_experts", where);
+  if (layer.experts == 0) {
+    if (layer.expert_width > 0 || layer.shared_experts > 0) {
+      throw UserError(fmt::format("{}: expert_width and shared_experts describe routed experts; give experts and top_k "
+                                  "too, or drop them",
+                                  where));
+    }
+    return;
+  }
+  if (layer.expert_width == 0) {
+    throw UserError(fmt::format("{}: a routed expert layer needs 'expert_width' (the expert's intermediate size)", where));
+  }
+  const bool width_fits = layer.tp_rule == TpRule::split_k ? layer.k == layer.expert_width
+                                                           : layer.n == 2 * layer.expert_width || layer.n == layer.expert_width;
+  if (!width_fits) {
+    throw UserError(fmt::format("{}: expert_width {} matches neither K={} (down) nor N/2={} (gate and up fused); fix it",
+                                where, layer.expert_width, layer.k, layer.n / 2));
+  }
+}
+
 LinearLayer parse_layer(const json& object, const std::string& where) {
-  require_keys(object, {"name", "k", "n", "tp"}, {"batch_count", "batch_split_by_tp", "experts", "top_k", "note"},
-               where);
+  require_keys(object, {"name", "k", "n", "tp"},
+               {"batch_count", "batch_split_by_tp", "experts", "top_k", "expert_width", "shared_experts", "note"}, where);
   LinearLayer layer;
   layer.name = text_field(object, "name", where);
   const std::string layer_where = fmt::format("{} layer '{}'", where, layer.name);
@@ -106,6 +140,7 @@ LinearLayer parse_layer(const json& object, const std::string& where) {
     throw UserError(fmt::format("{}: experts={} top_k={}; give both, with top_k <= experts", layer_where,
                                 layer.experts, layer.top_k));
   }
+  parse_expert_fields(object, layer, layer_where);
   if (object.contains("note")) layer.note = text_field(object, "note", layer_where);
   return layer;
 }
@@ -159,7 +194,38 @@ int64_t split(const std::string& model, const LinearLayer& layer, const char* di
   return value / tp;
 }
 
-GemmProblem problem_for(const std::string& model, const LinearLayer& layer, int tp) {
+// The divisors of `experts` up to 64 that --ep may take, as "1, 2, 4 or 8".
+std::string dividing_eps(int64_t experts) {
+  std::vector<int64_t> eps;
+  for (int64_t ep = 1; ep <= std::min<int64_t>(experts, 64); ++ep)
+    if (experts % ep == 0) eps.push_back(ep);
+  if (eps.size() == 1) return fmt::format("{}", eps.front());
+  return fmt::format("{} or {}", fmt::join(eps.begin(), eps.end() - 1, ", "), eps.back());
+}
+
+// Expert parallelism: whole experts per rank, N and K as the checkpoint has them.
+GemmProblem expert_parallel_problem(const std::string& model, const LinearLayer& layer, int tp, int ep) {
+  if (layer.experts % ep != 0) {
+    throw UserError(fmt::format("{} {}: {} experts do not split over ep={} ranks; use --ep {}", model, layer.name,
+                                layer.experts, ep, dividing_eps(layer.experts)));
+  }
+  GemmProblem problem;
+  problem.model = model;
+  problem.module = layer.name;
+  problem.tp = tp;
+  problem.n = layer.n;
+  problem.k = layer.k;
+  problem.experts = layer.experts;
+  problem.top_k = layer.top_k;
+  problem.expert_width = layer.expert_width;
+  problem.shared_experts = layer.shared_experts;
+  problem.ep = ep;
+  problem.local_experts = layer.experts / ep;
+  return problem;
+}
+
+GemmProblem problem_for(const std::string& model, const LinearLayer& layer, int tp, int ep) {
+  if (layer.experts > 0 && ep > 1) return expert_parallel_problem(model, layer, tp, ep);
   GemmProblem problem;
   problem.model = model;
   problem.module = layer.name;
@@ -169,6 +235,9 @@ GemmProblem problem_for(const std::string& model, const LinearLayer& layer, int 
   problem.batch_count = layer.batch_count;
   problem.experts = layer.experts;
   problem.top_k = layer.top_k;
+  problem.expert_width = layer.expert_width;
+  problem.shared_experts = layer.shared_experts;
+  problem.local_experts = layer.experts;
   int64_t unsplit = 0;
   int64_t* split_dimension = nullptr;
   if (layer.tp_rule == TpRule::split_n) {
@@ -181,8 +250,14 @@ GemmProblem problem_for(const std::string& model, const LinearLayer& layer, int 
     split_dimension = &problem.k;
   }
   if (layer.batch_split_by_tp) problem.batch_count = split(model, layer, "batch_count", layer.batch_count, tp);
-  problem.cuts_scale_block =
-      split_dimension != nullptr && unsplit % kScaleBlock == 0 && *split_dimension % kScaleBlock != 0;
+  // A fused gate and up projection is cut where each half is: its expert width.
+  if (layer.expert_width > 0 && split_dimension != nullptr) {
+    unsplit = layer.expert_width;
+    problem.cuts_scale_block = unsplit % kScaleBlock == 0 && (unsplit / tp) % kScaleBlock != 0;
+  } else {
+    problem.cuts_scale_block =
+        split_dimension != nullptr && unsplit % kScaleBlock == 0 && *split_dimension % kScaleBlock != 0;
+  }
   return problem;
 }
 
@@ -308,20 +383,36 @@ const ModelSpec& ModelCatalog::model(const std::string& name) const {
   throw UserError(fmt::format("unknown model '{}'; valid models: {}", name, fmt::join(model_names(models_), ", ")));
 }
 
-std::vector<GemmProblem> ModelCatalog::problems(const std::string& model_name, const std::string& module,
-                                                int tp) const {
+std::vector<GemmProblem> ModelCatalog::problems(const std::string& model_name, const std::string& module, int tp,
+                                                int ep) const {
   const ModelSpec& spec = model(model_name);
   if (tp < 1) throw UserError(fmt::format("tp={} is not a TP degree; use --tp 1, 2, 4 or 8", tp));
-  std::vector<GemmProblem> problems;
-  for (const LinearLayer& layer : spec.layers) {
-    if (module == "all" || layer.name == module) problems.push_back(problem_for(spec.name, layer, tp));
+  if (ep < 1) throw UserError(fmt::format("ep={} is not an expert-parallel degree; use --ep 1 or more", ep));
+  const bool has_experts = std::any_of(spec.layers.begin(), spec.layers.end(),
+                                       [](const LinearLayer& layer) { return layer.experts > 0; });
+  if (module == kExpertsModule && !has_experts) {
+    throw UserError(fmt::format("{} has no routed expert layers, so --module {} selects nothing; pick a module of "
+                                "{} or an MoE model",
+                                spec.name, kExpertsModule, spec.name));
   }
-  if (problems.empty()) {
+  std::vector<const LinearLayer*> selected;
+  for (const LinearLayer& layer : spec.layers) {
+    const bool chosen = module == "all" || layer.name == module || (module == kExpertsModule && layer.experts > 0);
+    if (chosen) selected.push_back(&layer);
+  }
+  if (selected.empty()) {
     std::vector<std::string> modules;
     for (const LinearLayer& layer : spec.layers) modules.push_back(layer.name);
-    throw UserError(fmt::format("unknown module '{}' for {}; valid modules: {}, all", module, spec.name,
-                                fmt::join(modules, ", ")));
+    throw UserError(fmt::format("unknown module '{}' for {}; valid modules: {}, {}all", module, spec.name,
+                                fmt::join(modules, ", "), has_experts ? fmt::format("{}, ", kExpertsModule) : ""));
   }
+  if (ep > 1 && std::none_of(selected.begin(), selected.end(), [](const LinearLayer* layer) { return layer->experts > 0; })) {
+    throw UserError(fmt::format("--ep {} applies to routed experts, but {} --module {} has none; drop --ep or pick {}",
+                                ep, spec.name, module,
+                                has_experts ? fmt::format("--module {}", kExpertsModule) : std::string("an MoE model")));
+  }
+  std::vector<GemmProblem> problems;
+  for (const LinearLayer* layer : selected) problems.push_back(problem_for(spec.name, *layer, tp, ep));
   // Divisibility is checked first: it names the layer, which says more than "unsupported".
   if (std::find(kSupportedTp.begin(), kSupportedTp.end(), tp) == kSupportedTp.end()) {
     throw UserError(fmt::format("tp={} is not supported; use --tp 1, 2, 4 or 8", tp));

@@ -24,8 +24,10 @@ struct LinearLayer {
   TpRule tp_rule = TpRule::split_n;
   int64_t batch_count = 1;  // batched GEMMs (absorbed MLA: heads, split across TP)
   bool batch_split_by_tp = false;
-  int64_t experts = 0;      // MoE: experts per layer (0 = dense)
+  int64_t experts = 0;      // MoE: routed experts per layer (0 = dense)
   int64_t top_k = 0;        // MoE: experts per token
+  int64_t expert_width = 0; // MoE: one expert's intermediate size (gate_up: N = 2 x width; down: K = width)
+  int64_t shared_experts = 0;  // MoE: shared experts of the block (every token; they run as the shared_expert_* layers)
   std::string note;
 };
 
@@ -51,6 +53,12 @@ struct GemmProblem {
   int64_t batch_count = 1;
   int64_t experts = 0;
   int64_t top_k = 0;
+  int64_t expert_width = 0;    // per expert, unsplit
+  int64_t shared_experts = 0;
+  // Expert parallelism (routed expert layers only): ep ranks hold experts/ep whole experts
+  // each (N and K unsplit, no TP inside an expert); 1 = none, experts split by TP instead.
+  int ep = 1;
+  int64_t local_experts = 0;   // routed experts on the profiled GPU (rank 0): experts/ep, or all of them under TP
   // The TP split cuts a 128x128 weight-scale block (e.g. N/tp = 192): block-scaled
   // kernels then see a partial block at the split edge.
   bool cuts_scale_block = false;
@@ -67,9 +75,11 @@ class ModelCatalog {
   const std::vector<ModelSpec>& models() const { return models_; }
   // Throws UserError listing the valid model names.
   const ModelSpec& model(const std::string& name) const;
-  // module "all" gives every layer. Throws UserError listing valid modules, or naming
-  // the layer and dimension a TP degree does not divide.
-  std::vector<GemmProblem> problems(const std::string& model, const std::string& module, int tp) const;
+  // module "all" gives every layer, "experts" the routed expert layers. Throws UserError
+  // listing valid modules, or naming the layer and dimension a TP degree does not divide.
+  // ep > 1 applies expert parallelism to the routed expert layers: it must divide their
+  // experts, and the selection must hold some.
+  std::vector<GemmProblem> problems(const std::string& model, const std::string& module, int tp, int ep = 1) const;
 
  private:
   std::vector<ModelSpec> models_;
@@ -78,7 +88,11 @@ class ModelCatalog {
 ModelSpec parse_model_json(const std::string& json_text, const std::string& source);
 std::string to_string(TpRule rule);
 
-// Derives a model's layers from a Hugging Face config.json (Llama, Qwen3, Qwen3-MoE, DeepSeek-V3 styles).
+// The --module value that selects every routed expert layer (profiled as grouped GEMMs).
+inline constexpr const char* kExpertsModule = "experts";
+
+// Derives a model's layers from a Hugging Face config.json (Llama, Qwen3, Qwen2-MoE/Qwen3-MoE, Mixtral,
+// gpt-oss, DeepSeek-V2/V3 styles).
 ModelSpec model_from_hf_config(const std::filesystem::path& config_json, const std::string& name);
 
 }  // namespace shapescope

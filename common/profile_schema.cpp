@@ -44,6 +44,21 @@ std::vector<std::string> to_fields(const ProfileRow& row) {
           row.note};
 }
 
+const std::vector<std::string>& grouped_profile_columns() {
+  static const std::vector<std::string> columns = {
+      "groups",        "active_groups", "rows_min",        "rows_mean",      "rows_max", "useful_rows",
+      "padded_rows",   "executed_rows", "executed_tflops", "executed_utils", "sol_us",   "sol_fraction",
+      "routing",       "layout",        "ep"};
+  return columns;
+}
+
+std::vector<std::string> to_grouped_fields(const ProfileRow::Grouped& g) {
+  return {number(g.groups),          number(g.active_groups),  number(g.rows_min),      number(g.rows_mean),
+          number(g.rows_max),        number(g.useful_rows),    number(g.padded_rows),   number(g.executed_rows),
+          number(g.executed_tflops), number(g.executed_utils), number(g.sol_us),        number(g.sol_fraction),
+          g.routing,                 g.layout,                 number(g.ep)};
+}
+
 namespace {
 
 // Looks fields up by column name; every parse error names the row and the column.
@@ -150,6 +165,24 @@ ProfileRow parse_profile_row(const std::vector<std::string>& header, const std::
   reader.optional_number("operand_sets", row.operand_sets);
   reader.optional_text("launched", row.launched);
   reader.optional_text("note", row.note);
+  if (reader.field("groups") != nullptr) {
+    ProfileRow::Grouped& g = row.grouped.emplace();
+    reader.optional_number("groups", g.groups);
+    reader.optional_number("active_groups", g.active_groups);
+    reader.optional_number("rows_min", g.rows_min);
+    reader.optional_number("rows_mean", g.rows_mean);
+    reader.optional_number("rows_max", g.rows_max);
+    reader.optional_number("useful_rows", g.useful_rows);
+    reader.optional_number("padded_rows", g.padded_rows);
+    reader.optional_number("executed_rows", g.executed_rows);
+    reader.optional_number("executed_tflops", g.executed_tflops);
+    reader.optional_number("executed_utils", g.executed_utils);
+    reader.optional_number("sol_us", g.sol_us);
+    reader.optional_number("sol_fraction", g.sol_fraction);
+    reader.optional_text("routing", g.routing);
+    reader.optional_text("layout", g.layout);
+    reader.optional_number("ep", g.ep);
+  }
 
   // Skipped or failed points may carry no time; a measured one must.
   if (row.status == kStatusOk && !(std::isfinite(row.kernel_time_us) && row.kernel_time_us > 0)) {

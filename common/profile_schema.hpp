@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@ inline constexpr const char* kStatusError = "error";                   // the ke
 inline constexpr const char* kStatusSkippedOom = "skipped-oom";        // buffers do not fit
 inline constexpr const char* kStatusUnsupported = "unsupported";       // the kernel cannot run this shape
 inline constexpr const char* kStatusThrottled = "throttled";           // measured below the starting SM clock
+inline constexpr const char* kStatusNoRows = "no-rows";                // grouped: no token reached this GPU's experts
 // Profiles written before the timing column existed were timed this way.
 inline constexpr const char* kTimingEvents = "events";
 
@@ -43,11 +45,33 @@ struct ProfileRow {
   int64_t operand_sets = 1;      // distinct operand copies a graph replay rotates over
   std::string launched;          // kernel timing: every kernel a run launched ("a; b")
   std::string note;              // why a point was skipped or failed
+  // Grouped GEMM columns (MoE experts, `profile --module experts`): present in grouped profiles only.
+  // batch (= m) is then the batch's tokens; flops and utils count the useful rows only.
+  struct Grouped {
+    int64_t groups = 0;          // experts on the profiled GPU
+    int64_t active_groups = 0;   // of them with rows
+    int64_t rows_min = 0, rows_max = 0;
+    double rows_mean = 0;        // over all groups
+    int64_t useful_rows = 0;     // (token, expert) pairs on this GPU
+    int64_t padded_rows = 0;     // the layout's rows that hold no token
+    int64_t executed_rows = 0;   // rows the kernel's math covered, its own padding included
+    double executed_tflops = 0, executed_utils = 0;
+    double sol_us = 0;           // speed of light: max(useful FLOPs at the peak, the fewest bytes at the copy bandwidth)
+    double sol_fraction = 0;     // sol_us / kernel_time
+    std::string routing;         // uniform, lognormal:1.5, ..., preset:<name>
+    std::string layout;          // contiguous:128, masked:256
+    int64_t ep = 1;
+  };
+  std::optional<Grouped> grouped;
 };
 
 const std::vector<std::string>& profile_columns();
 std::vector<std::string> to_fields(const ProfileRow& row);
-// Reads a row from a header-mapped record; missing optional columns keep defaults.
+// The grouped columns, written after profile_columns() by files whose rows are grouped.
+const std::vector<std::string>& grouped_profile_columns();
+std::vector<std::string> to_grouped_fields(const ProfileRow::Grouped& grouped);
+// Reads a row from a header-mapped record; missing optional columns keep defaults (the grouped
+// ones are read when the header has a "groups" column).
 // Throws UserError "source:line: ..." on a malformed required value.
 ProfileRow parse_profile_row(const std::vector<std::string>& header, const std::vector<std::string>& fields,
                              const std::string& where);

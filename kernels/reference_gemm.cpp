@@ -88,10 +88,7 @@ double reference_element(const ReferenceProblem& problem, const OutputIndex& ind
   return sum;
 }
 
-namespace {
-
-// One dequantized operand row [k], decoding each code once and each block scale once per 128 columns.
-std::vector<double> operand_row(const ReferenceProblem& problem, bool is_a, int64_t batch, int64_t row) {
+std::vector<double> dequantized_row(const ReferenceProblem& problem, bool is_a, int64_t batch, int64_t row) {
   static const std::vector<double> e4m3 = [] {
     std::vector<double> table(256);
     for (int code = 0; code < 256; ++code) table[size_t(code)] = decode_e4m3(uint8_t(code));
@@ -122,8 +119,6 @@ std::vector<double> operand_row(const ReferenceProblem& problem, bool is_a, int6
   return values;
 }
 
-}  // namespace
-
 CheckResult compare_with_reference(const ReferenceProblem& problem, std::span<const OutputIndex> indices,
                                    std::span<const uint16_t> outputs_bf16) {
   // Sampled elements share rows and columns: dequantize each operand row once.
@@ -131,7 +126,7 @@ CheckResult compare_with_reference(const ReferenceProblem& problem, std::span<co
   std::map<std::pair<int64_t, int64_t>, std::vector<double>> a_rows, b_rows;
   auto cached_row = [&](auto& cache, bool is_a, int64_t batch, int64_t row) -> const std::vector<double>& {
     auto [it, inserted] = cache.try_emplace({batch, row});
-    if (inserted) it->second = operand_row(problem, is_a, batch, row);
+    if (inserted) it->second = dequantized_row(problem, is_a, batch, row);
     return it->second;
   };
 

@@ -35,6 +35,10 @@ std::vector<OutputIndex> sample_output(const GemmShape& shape, int64_t max_eleme
 double a_value(const ReferenceProblem& problem, int64_t batch, int64_t row, int64_t col);
 double b_value(const ReferenceProblem& problem, int64_t batch, int64_t row, int64_t col);
 
+// One dequantized operand row [k] of A (is_a) or B at (batch, row), decoding each code once
+// and each block scale once per 128 columns.
+std::vector<double> dequantized_row(const ReferenceProblem& problem, bool is_a, int64_t batch, int64_t row);
+
 // C[batch][row][col] = sum_k A[batch][row][k] * B[batch][col][k], in float64.
 double reference_element(const ReferenceProblem& problem, const OutputIndex& index);
 

@@ -7,9 +7,9 @@
 namespace shapescope::profiler {
 
 MeasurementFingerprint measurement_fingerprint(const MeasureOptions& measure, uint64_t seed, bool programmatic_launch,
-                                               const kernels::KernelEntry& kernel, const kernels::DeviceInfo& device) {
+                                               const std::string& kernel, const kernels::DeviceInfo& device) {
   MeasurementFingerprint fingerprint = {
-      {"kernel", kernel.name},
+      {"kernel", kernel},
       {"device", device.name},
       {"timing", kernels::to_string(measure.timing)},
       {"programmatic_launch", programmatic_launch ? "on" : "off"},

@@ -21,7 +21,7 @@ struct FingerprintField {
 using MeasurementFingerprint = std::vector<FingerprintField>;
 
 MeasurementFingerprint measurement_fingerprint(const MeasureOptions& measure, uint64_t seed, bool programmatic_launch,
-                                               const kernels::KernelEntry& kernel, const kernels::DeviceInfo& device);
+                                               const std::string& kernel, const kernels::DeviceInfo& device);
 
 // {"name": "value", ...}, the sidecar's "measurement_fingerprint".
 nlohmann::json fingerprint_json(const MeasurementFingerprint& fingerprint);

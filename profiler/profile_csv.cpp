@@ -41,8 +41,19 @@ std::vector<ProfileRow> merge_rows(std::vector<ProfileRow> on_disk, const std::v
 
 void write_profile_csv(const std::filesystem::path& path, std::vector<ProfileRow> rows) {
   std::stable_sort(rows.begin(), rows.end(), [](const ProfileRow& a, const ProfileRow& b) { return a.batch < b.batch; });
-  std::string text = csv::format_row(profile_columns());
-  for (const ProfileRow& row : rows) text += csv::format_row(to_fields(row));
+  // A grouped profile carries the grouped columns after the common ones; a dense one never does.
+  const bool grouped = std::any_of(rows.begin(), rows.end(), [](const ProfileRow& row) { return row.grouped.has_value(); });
+  std::vector<std::string> header = profile_columns();
+  if (grouped) header.insert(header.end(), grouped_profile_columns().begin(), grouped_profile_columns().end());
+  std::string text = csv::format_row(header);
+  for (const ProfileRow& row : rows) {
+    std::vector<std::string> fields = to_fields(row);
+    if (grouped) {
+      const std::vector<std::string> extra = to_grouped_fields(row.grouped.value_or(ProfileRow::Grouped{}));
+      fields.insert(fields.end(), extra.begin(), extra.end());
+    }
+    text += csv::format_row(fields);
+  }
   write_file_atomically(path, text);
 }
 

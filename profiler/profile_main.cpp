@@ -8,6 +8,7 @@
 #include "common/cli_errors.hpp"
 #include "common/interrupt.hpp"
 #include "common/user_error.hpp"
+#include "profiler/grouped_sweep.hpp"
 #include "profiler/summary_table.hpp"
 #include "profiler/sweep_setup.hpp"
 #include "profiler/verify_plans.hpp"
@@ -40,6 +41,17 @@ int main(int argc, char** argv) {
   app.add_option("--model", request.model, "model from the catalog (see --list-models), or the name for --hf-config");
   app.add_option("--module", request.module, "linear layer name, or all")->capture_default_str();
   app.add_option("--tp", request.tp, "tensor-parallel degree")->capture_default_str();
+  app.add_option("--ep", request.grouped.ep,
+                 "expert-parallel degree: experts/EP whole experts per GPU for the routed expert layers")
+      ->capture_default_str();
+  app.add_option("--routing", request.grouped.routing,
+                 "--module experts: uniform | balanced | lognormal:SIGMA | zipf:S | file:CSV (default uniform)");
+  app.add_option("--layout", request.grouped.layout, "--module experts: contiguous | masked (default contiguous)");
+  app.add_option("--align", request.grouped.align,
+                 "--module experts: contiguous groups start at multiples of this (default 128); masked slots round to it");
+  app.add_option("--max-m", request.grouped.max_m, "--layout masked: rows per expert slot (default: the largest group)");
+  app.add_option("--grouped-preset", request.grouped.preset,
+                 "fixed grouped problems instead of a model: nvfp4_targets");
   app.add_option("--kernel", request.kernels, "kernel to profile (repeatable; default: every kernel of the backend)");
   app.add_flag("--list-kernels", list_kernels, "list kernels with their formats and heuristic configs");
   app.add_flag("--list-models", list_models, "list the model catalog");
@@ -121,11 +133,20 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "profile: interrupted during setup; nothing was measured\n");
       return kExitInterrupted;
     }
-    fmt::print(stderr, "profile: {}; {} M values x {} kernel(s) x {} shape(s) -> {}\n", setup.backend_reason,
-               setup.plan.m_values.size(), setup.plan.kernels.size(), setup.plan.problems.size(),
-               setup.plan.out_dir.string());
-    const profiler::SweepResult result = profiler::run_sweep(*setup.device, setup.plan);
+    if (setup.grouped) {
+      fmt::print(stderr, "profile: {}; {} grouped problem(s) x {} kernel(s), {} -> {}\n", setup.backend_reason,
+                 setup.grouped->series.size(), setup.grouped->kernels.size(),
+                 setup.grouped->series.empty() ? std::string("-") : setup.grouped->series.front().routing,
+                 setup.grouped->out_dir.string());
+    } else {
+      fmt::print(stderr, "profile: {}; {} M values x {} kernel(s) x {} shape(s) -> {}\n", setup.backend_reason,
+                 setup.plan.m_values.size(), setup.plan.kernels.size(), setup.plan.problems.size(),
+                 setup.plan.out_dir.string());
+    }
+    const profiler::SweepResult result = setup.grouped ? profiler::run_grouped_sweep(*setup.device, *setup.grouped)
+                                                       : profiler::run_sweep(*setup.device, setup.plan);
     fmt::print("{}", profiler::summary_table(result));
+    if (setup.grouped) fmt::print("{}", profiler::speed_of_light_summary(result));
     if (result.interrupted) {
       fmt::print(stderr, "profile: interrupted; measured points are saved, run the same command to resume\n");
       return kExitInterrupted;

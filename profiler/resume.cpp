@@ -41,8 +41,7 @@ void check_resumable(const SweepPlan& plan, const kernels::DeviceInfo& device) {
   for (const GemmProblem& problem : plan.problems) {
     for (const std::string& kernel : plan.kernels) {
       resumable_rows(plan.out_dir / profile_file_name(problem, kernel, plan.measure.timing),
-                     measurement_fingerprint(plan.measure, plan.seed, plan.programmatic_launch,
-                                             kernels::find_kernel(kernel), device));
+                     measurement_fingerprint(plan.measure, plan.seed, plan.programmatic_launch, kernel, device));
     }
   }
 }

@@ -34,7 +34,14 @@ nlohmann::json sidecar_json(const SidecarContent& c) {
              {"temperature_c", c.clock->temperature_c},
              {"power_w", c.clock->power_w}};
   }
-  return {
+  const auto kernel = [&c]() -> nlohmann::json {
+    if (c.grouped_kernel)
+      return {{"name", c.grouped_kernel->name}, {"dtype", c.grouped_kernel->dtype},
+              {"formats", c.grouped_kernel->formats}, {"description", c.grouped_kernel->description}};
+    return {{"name", c.kernel->name}, {"dtype", c.kernel->dtype}, {"formats", c.kernel->formats},
+            {"description", c.kernel->description}};
+  };
+  nlohmann::json content = {
       {"shapescope_version", SHAPESCOPE_VERSION},
       {"git_commit", kBuildCommit},  // the build's commit (profiler/build_commit.hpp)
       {"date_utc", utc_now_iso8601()},
@@ -42,9 +49,7 @@ nlohmann::json sidecar_json(const SidecarContent& c) {
       {"device", device},
       {"cpu_model", kernels::cpu::cpu_model_name()},
       {"clock_at_start", clock},
-      {"kernel",
-       {{"name", c.kernel->name}, {"dtype", c.kernel->dtype}, {"formats", c.kernel->formats},
-        {"description", c.kernel->description}}},
+      {"kernel", kernel()},
       {"problem",
        {{"model", c.problem.model}, {"module", c.problem.module}, {"tp", c.problem.tp}, {"n", c.problem.n},
         {"k", c.problem.k}, {"batch_count", c.problem.batch_count}, {"experts", c.problem.experts},
@@ -65,6 +70,8 @@ nlohmann::json sidecar_json(const SidecarContent& c) {
        {{"wall_s", c.timing.wall_s}, {"setup_s", c.timing.setup_s}, {"timed_kernel_s", c.timing.timed_s},
         {"overhead_ratio", c.timing.overhead()}, {"interrupted", c.interrupted}}},
   };
+  if (c.grouped) content["grouped"] = *c.grouped;
+  return content;
 }
 
 std::filesystem::path sidecar_path(const std::filesystem::path& csv_path) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/model_catalog.hpp"
+#include "kernels/grouped_gemm.hpp"
 #include "kernels/kernel.hpp"
 #include "profiler/measure.hpp"
 #include "profiler/measurement_fingerprint.hpp"
@@ -27,6 +28,7 @@ struct SidecarContent {
   kernels::DeviceInfo device;
   std::optional<kernels::ClockSample> clock;
   const kernels::KernelEntry* kernel = nullptr;
+  const kernels::GroupedKernelEntry* grouped_kernel = nullptr;  // grouped sweeps: set instead of kernel
   GemmProblem problem;
   Peak peak;
   MeasureOptions measure;
@@ -37,6 +39,7 @@ struct SidecarContent {
   bool interrupted = false;
   TimingFloors floors;
   bool programmatic_launch = false;
+  std::optional<nlohmann::json> grouped;  // grouped sweeps: routing, layout, the exact group sizes per M
 };
 
 nlohmann::json sidecar_json(const SidecarContent& content);

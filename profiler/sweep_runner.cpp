@@ -13,11 +13,11 @@
 #include "kernels/synthetic_operands.hpp"
 #include "profiler/measurement_fingerprint.hpp"
 #include "profiler/profile_writer.hpp"
+#include "profiler/point_record.hpp"
 #include "profiler/progress.hpp"
 #include "profiler/repeat_sweep.hpp"
 #include "profiler/resume.hpp"
 #include "profiler/session_pool.hpp"
-#include "profiler/throttle.hpp"
 
 namespace shapescope::profiler {
 
@@ -29,7 +29,9 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 bool counts_as_ok(const ProfileRow& row) { return row.status == kStatusOk || row.status == kStatusThrottled; }
 
-FileSummary summarize_file(const std::filesystem::path& csv, const std::vector<ProfileRow>& rows) {
+}  // namespace
+
+FileSummary summarize_profile(const std::filesystem::path& csv, const std::vector<ProfileRow>& rows) {
   FileSummary summary;
   summary.csv = csv;
   summary.points = int64_t(rows.size());
@@ -58,6 +60,8 @@ void mark_sidecar_complete(const std::filesystem::path& csv) {
   write_file_atomically(sidecar_path(csv), json_text(*sidecar, 2));
 }
 
+namespace {
+
 std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(1ull << 30)); }
 
 // Measures one M (or explains why not) into `row`; returns the timed kernel seconds.
@@ -75,7 +79,6 @@ double measure_point(kernels::Device& device, SessionPool& pool, const SweepPlan
     auto gemm = session.prepare(row.m, seed);
     row.kernel_name = gemm->launch_name();
     const kernels::CheckResult check = gemm->check();
-    row.rel_err = check.rel_err;
     Rotation rotation;
     rotation.sets = {gemm.get()};
     if (plan.measure.timing == kernels::TimingMode::graph && !plan.measure.hot) {
@@ -83,33 +86,7 @@ double measure_point(kernels::Device& device, SessionPool& pool, const SweepPlan
       row.note = rotation.note;
     }
     const Measurement m = measure(device, rotation.sets, plan.measure);
-    row.operand_sets = m.operand_sets;
-    row.launched = m.launched;
-    row.kernel_time_us = m.median_us;
-    row.tflops = shape.flops() / m.median_us / 1e6;
-    row.utils = row.peak_tflops > 0 ? row.tflops / row.peak_tflops : 0;
-    row.time_us_min = m.min_us;
-    row.time_us_max = m.max_us;
-    row.time_us_stddev = m.stddev_us;
-    row.ci95_us = m.ci95_us;
-    row.samples = m.samples;
-    row.gbytes_per_s = gemm->min_bytes() / m.median_us / 1e3;
-    if (m.clock_start) {
-      row.sm_clock_mhz = m.clock_start->sm_clock_mhz;
-      row.temperature_c = m.clock_start->temperature_c;
-      row.power_w = m.clock_start->power_w;
-    }
-    if (m.clock_end) row.sm_clock_end_mhz = m.clock_end->sm_clock_mhz;
-    if (!check.passed(plan.check_threshold)) {
-      row.status = kStatusNumericalFail;
-      row.note = check.unwritten > 0
-                     ? fmt::format("{} of {} checked outputs unwritten", check.unwritten, check.elements_checked)
-                     : fmt::format("rel_err {:.3g} above {:.3g}", check.rel_err, plan.check_threshold);
-    } else if (m.throttled) {
-      row.status = kStatusThrottled;
-      row.note = fmt::format("SM clock fell below {:.0f}% of its value at the start of the point",
-                             100 * kThrottleClockRatio);
-    }
+    record_measurement(row, m, check, shape.flops(), gemm->min_bytes(), plan.check_threshold);
     return m.timed_us_total / 1e6;
   } catch (const kernels::UnsupportedShape& refused) {  // the library itself refused this M
     row.status = kStatusUnsupported;
@@ -157,7 +134,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         progress.finish();
         return result;
       }
-      const MeasurementFingerprint fingerprint = measurement_fingerprint(plan.measure, plan.seed, plan.programmatic_launch, kernel, info);
+      const MeasurementFingerprint fingerprint = measurement_fingerprint(plan.measure, plan.seed, plan.programmatic_launch, kernel_name, info);
       std::vector<ProfileRow> rows = resumable_rows(csv, fingerprint);  // again under the lock: files change
       std::set<int64_t> done;
       for (const ProfileRow& row : rows) done.insert(row.batch);
@@ -170,7 +147,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         for (int64_t m : plan.m_values)
           for (int pass = 0; pass < passes; ++pass)
             progress.advance(fmt::format("{} M={} (already measured)", label_prefix, m));
-        FileSummary summary = summarize_file(csv, rows);
+        FileSummary summary = summarize_profile(csv, rows);
         summary.resumed = resumed;
         result.files.push_back(summary);
         continue;
@@ -253,7 +230,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       file->flush();
       write_sidecar(csv, sidecar);
 
-      FileSummary summary = summarize_file(csv, file->rows());
+      FileSummary summary = summarize_profile(csv, file->rows());
       summary.resumed = resumed;
       summary.timing = sidecar.timing;
       result.timing.wall_s += sidecar.timing.wall_s;

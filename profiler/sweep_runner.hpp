@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/model_catalog.hpp"
+#include "common/profile_schema.hpp"
 #include "kernels/kernel.hpp"
 #include "profiler/measure.hpp"
 #include "profiler/peak.hpp"
@@ -48,6 +49,13 @@ struct SweepResult {
   TimingFloors floors;
   bool interrupted = false;
 };
+
+// Points, ok and failed counts, best and worst MFU of a profile's rows.
+FileSummary summarize_profile(const std::filesystem::path& csv, const std::vector<ProfileRow>& rows);
+
+// A complete file left by a run killed between its last CSV write and its sidecar's: the sidecar still says
+// interrupted. Nothing is left to measure, so only that flag is set right.
+void mark_sidecar_complete(const std::filesystem::path& csv);
 
 // `<model>_<module>_tp<tp>_N<n>_K<k>[_B<batch>]_<kernel>[_<timing>].csv`: events-timed
 // files keep the name they always had; graph- and kernel-timed ones live beside them.

@@ -67,9 +67,40 @@ void check_scale_block_cuts(const SweepPlan& plan, const std::string& policy) {
       if (!block_scaled(kernels::find_kernel(name))) continue;
       throw UserError(fmt::format(
           "{} {} at TP{} (N={}, K={}) splits a 128x128 weight-scale block, so {} would see a partial block at the "
-          "split edge; use expert parallelism (or a smaller --tp) for this layer, or pass --cut-scale-block allow "
+          "split edge; use expert parallelism (--ep, whole experts per GPU) or a smaller --tp, or pass --cut-scale-block allow "
           "to profile the partial-block shape anyway",
           problem.model, problem.module, problem.tp, problem.n, problem.k, name));
+    }
+  }
+}
+
+std::vector<std::string> grouped_kernels_for(const std::vector<std::string>& requested, kernels::BackendKind backend) {
+  std::vector<std::string> available;
+  for (const auto& entry : kernels::grouped_kernel_registry())
+    if (entry.backend == backend) available.push_back(entry.name);
+  if (requested.empty()) return available;
+  for (const std::string& name : requested) {
+    const kernels::GroupedKernelEntry& entry = kernels::find_grouped_kernel(name);
+    if (entry.backend != backend) {
+      throw UserError(fmt::format("--kernel {} runs on the {} backend but this run uses {}; pass --backend {} or one of {}",
+                                  name, kernels::to_string(entry.backend), kernels::to_string(backend),
+                                  kernels::to_string(entry.backend), fmt::join(available, ", ")));
+    }
+  }
+  return requested;
+}
+
+void check_grouped_scale_block_cuts(const GroupedSweepPlan& plan, const std::string& policy) {
+  if (policy == "allow") return;
+  if (policy != "refuse") throw UserError(fmt::format("--cut-scale-block '{}' is not allow or refuse", policy));
+  for (const GroupedSeries& series : plan.series) {
+    if (!series.problem.cuts_scale_block) continue;
+    for (const std::string& name : plan.kernels) {
+      if (kernels::find_grouped_kernel(name).formats.find("128x128") == std::string::npos) continue;
+      throw UserError(fmt::format(
+          "{} {} at TP{} (N={}, K={}) splits an expert's 128x128 weight-scale blocks, so {} would see partial blocks; "
+          "use --ep (whole experts per GPU) or pass --cut-scale-block allow",
+          series.problem.model, series.problem.module, series.problem.tp, series.problem.n, series.problem.k, name));
     }
   }
 }
@@ -86,6 +117,50 @@ bool programmatic_launch_for(const std::string& pdl, kernels::TimingMode timing)
   if (pdl == "off") return false;
   if (pdl != "auto") throw UserError(fmt::format("--pdl '{}' is not auto, on or off", pdl));
   return timing == kernels::TimingMode::graph;
+}
+
+// --timing, or the M preset's default; kernel timing only where the device can trace kernels.
+kernels::TimingMode timing_for(const ProfileRequest& request, const std::string& m_preset, kernels::Device& device) {
+  const kernels::TimingMode timing =
+      request.timing.empty() ? default_timing(m_preset) : kernels::parse_timing_mode(request.timing);
+  if (timing == kernels::TimingMode::kernel) {
+    try {
+      device.make_kernel_timer();
+    } catch (const std::exception& error) {
+      throw UserError(fmt::format("--timing kernel cannot run here: {}", error.what()));
+    }
+  }
+  return timing;
+}
+
+// --module experts and --grouped-preset: routed rows per expert instead of one GEMM per M.
+GroupedSweepPlan prepare_grouped(const ProfileRequest& request, const std::vector<GemmProblem>& problems,
+                                 kernels::Device& device) {
+  const kernels::BackendKind backend = device.kind();
+  GroupedSweepPlan plan;
+  MSweepSpec m_sweep = request.m_sweep;
+  if (!request.grouped.preset.empty()) {
+    if (!m_sweep.preset.empty() || !m_sweep.ranges.empty() || !m_sweep.lists.empty())
+      throw UserError("--grouped-preset fixes every group's rows; drop --m-preset, --m-range and --m-list");
+    plan = plan_grouped_preset(request.grouped);
+  } else {
+    if (m_sweep.preset.empty()) m_sweep.preset = backend == kernels::BackendKind::cuda ? "cudagraph" : "cpu";
+    plan = plan_grouped_experts(problems, request.grouped, resolve_m_sweep(m_sweep), request.seed);
+  }
+  plan.kernels = grouped_kernels_for(request.kernels, backend);
+  if (plan.kernels.empty())
+    throw UserError(fmt::format("no grouped kernels registered for the {} backend", to_string(backend)));
+  check_grouped_scale_block_cuts(plan, request.cut_scale_block);
+  plan.measure = request.measure;
+  plan.measure.timing = timing_for(request, m_sweep.preset, device);
+  plan.programmatic_launch = programmatic_launch_for(request.pdl, plan.measure.timing);
+  plan.seed = request.seed;
+  plan.peak_mode = request.peak == "measured" ? PeakMode::measured : PeakMode::datasheet;
+  plan.peak_override_tflops = request.peak_tflops;
+  plan.command_line = request.command_line;
+  plan.progress = request.progress;
+  plan.steady_warm_up = request.warm_up;
+  return plan;
 }
 
 }  // namespace
@@ -145,7 +220,14 @@ std::string device_slug(const std::string& device_name) {
 
 SweepSetup prepare_sweep(const ProfileRequest& request) {
   register_all_kernels();
-  if (request.model.empty()) throw UserError("--model is required (see --list-models)");
+  const bool grouped = wants_grouped(request.module, request.grouped);
+  const GroupedRequest& g = request.grouped;
+  if (!grouped && (!g.routing.empty() || !g.layout.empty() || g.align != 0 || g.max_m != 0)) {
+    throw UserError("--routing, --layout, --align and --max-m shape grouped GEMMs; add --module experts");
+  }
+  if (!g.preset.empty() && !request.model.empty())
+    throw UserError("--grouped-preset replaces --model; give one of them");
+  if (request.model.empty() && g.preset.empty()) throw UserError("--model is required (see --list-models)");
   check_numeric_options(request);
   if (request.peak != "datasheet" && request.peak != "measured") {
     throw UserError(fmt::format("--peak '{}' is not datasheet or measured", request.peak));
@@ -154,13 +236,23 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
   SweepSetup setup;
   SweepPlan& plan = setup.plan;
   // Shapes and M values first: cheap, and the likeliest typos.
-  const ModelCatalog catalog = load_catalog(request);
-  plan.problems = catalog.problems(request.model, request.module, request.tp);
+  if (g.preset.empty()) {
+    const ModelCatalog catalog = load_catalog(request);
+    plan.problems = catalog.problems(request.model, request.module, request.tp, g.ep);
+  }
 
   ChosenDevice chosen = choose_device(request.backend, request.threads);
   setup.device = std::move(chosen.device);
   setup.backend_reason = std::move(chosen.reason);
   const kernels::BackendKind backend = setup.device->kind();
+
+  if (grouped) {
+    setup.grouped = prepare_grouped(request, plan.problems, *setup.device);
+    setup.grouped->out_dir = request.out.empty() ? std::filesystem::path("profiles") / device_slug(setup.device->info().name)
+                                                 : std::filesystem::path(request.out);
+    ensure_writable_directory(setup.grouped->out_dir);
+    return setup;
+  }
 
   MSweepSpec m_sweep = request.m_sweep;
   if (m_sweep.preset.empty()) m_sweep.preset = backend == kernels::BackendKind::cuda ? "fairyspeed" : "cpu";
@@ -171,15 +263,8 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
   check_scale_block_cuts(plan, request.cut_scale_block);
 
   plan.measure = request.measure;
-  plan.measure.timing = request.timing.empty() ? default_timing(m_sweep.preset) : kernels::parse_timing_mode(request.timing);
+  plan.measure.timing = timing_for(request, m_sweep.preset, *setup.device);
   plan.programmatic_launch = programmatic_launch_for(request.pdl, plan.measure.timing);
-  if (plan.measure.timing == kernels::TimingMode::kernel) {
-    try {
-      setup.device->make_kernel_timer();
-    } catch (const std::exception& error) {
-      throw UserError(fmt::format("--timing kernel cannot run here: {}", error.what()));
-    }
-  }
   plan.seed = request.seed;
   plan.peak_mode = request.peak == "measured" ? PeakMode::measured : PeakMode::datasheet;
   plan.peak_override_tflops = request.peak_tflops;
@@ -203,6 +288,18 @@ std::string list_kernels_text() {
                         entry.dtype, entry.formats, entry.description,
                         entry.describe_config ? entry.describe_config(example) : "-");
   }
+  kernels::GroupedShape grouped_example;
+  grouped_example.n = 4096;
+  grouped_example.k = 7168;
+  grouped_example.rows = {8, 0, 3, 1};
+  text += fmt::format("grouped kernels (--module experts; config for the example N={} K={} rows {}):\n",
+                      grouped_example.n, grouped_example.k, fmt::join(grouped_example.rows, ","));
+  for (const auto& entry : kernels::grouped_kernel_registry()) {
+    text += fmt::format("{}  [{}, {}]\n  formats: {}\n  {}\n  config: {}\n", entry.name, kernels::to_string(entry.backend),
+                        entry.dtype, entry.formats, entry.description,
+                        entry.describe_config ? entry.describe_config(grouped_example) : "-");
+  }
+  if (const std::string missing = kernels::missing_grouped_kernels(); !missing.empty()) text += missing + "\n";
   return text;
 }
 
@@ -214,7 +311,10 @@ std::string list_models_text() {
     for (const LinearLayer& layer : model.layers) {
       text += fmt::format("  {:<22} K={:<6} N={:<6} {}", layer.name, layer.k, layer.n, to_string(layer.tp_rule));
       if (layer.batch_count > 1) text += fmt::format(" batch={}", layer.batch_count);
-      if (layer.experts > 0) text += fmt::format(" experts={} top_k={}", layer.experts, layer.top_k);
+      if (layer.experts > 0) {
+        text += fmt::format(" experts={} top_k={} width={}", layer.experts, layer.top_k, layer.expert_width);
+        if (layer.shared_experts > 0) text += fmt::format(" shared={}", layer.shared_experts);
+      }
       text += "\n";
     }
   }

@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "kernels/kernel.hpp"
+#include "profiler/grouped_setup.hpp"
 #include "profiler/m_sweep.hpp"
 #include "profiler/sweep_runner.hpp"
 
@@ -34,6 +37,7 @@ struct ProfileRequest {
   bool warm_up = true;               // GPU: settle the SM clock before the sweep (--no-warm-up turns it off)
   std::string timing;                // events | graph | kernel; "" = the preset's default
   std::string pdl = "auto";          // auto (on with graph timing) | on | off
+  GroupedRequest grouped;            // --ep, --routing, --layout, --align, --max-m, --grouped-preset
 };
 
 // The timing a sweep uses unless told: graph for the serving engines' capture sizes
@@ -44,6 +48,7 @@ struct SweepSetup {
   std::unique_ptr<kernels::Device> device;
   std::string backend_reason;  // which backend and why, printed before the sweep
   SweepPlan plan;
+  std::optional<GroupedSweepPlan> grouped;  // set instead of plan's problems for --module experts / --grouped-preset
 };
 
 // Throws UserError, one line naming the option and its range, on a NaN, infinite or out-of-range number.

@@ -132,10 +132,69 @@ TEST(ModelCatalog, FlagsSplitsThatCutAScaleBlock) {
   EXPECT_EQ(down.experts, 128);
   EXPECT_EQ(down.top_k, 8);
   EXPECT_TRUE(down.cuts_scale_block);
-  EXPECT_FALSE(find_problem(tp8, "moe_gate_up_proj").cuts_scale_block);  // N = 3072/8 = 384 = 3 blocks
+  // N = 3072/8 = 384 is three blocks, but gate and up are each 1536/8 = 192 wide: a scale block straddles them.
+  EXPECT_EQ(find_problem(tp8, "moe_gate_up_proj").n, 384);
+  EXPECT_TRUE(find_problem(tp8, "moe_gate_up_proj").cuts_scale_block);
+  EXPECT_FALSE(find_problem(catalog().problems("deepseek_v3", "all", 8), "moe_gate_up_proj").cuts_scale_block);
   EXPECT_FALSE(find_problem(catalog().problems("qwen3_235b_a22b", "all", 4), "moe_down_proj").cuts_scale_block);
   // A dimension that was never a multiple of 128 is not "cut" by the split.
   EXPECT_FALSE(find_problem(catalog().problems("qwen3_next_80b_a3b", "all", 8), "linear_in_proj_ba").cuts_scale_block);
+}
+
+TEST(ModelCatalog, ExpertLayersKnowWidthAndSharedExperts) {
+  for (const ModelSpec& spec : catalog().models()) {
+    for (const LinearLayer& layer : spec.layers) {
+      if (layer.experts == 0) continue;
+      SCOPED_TRACE(spec.name + " " + layer.name);
+      EXPECT_GT(layer.expert_width, 0);
+      EXPECT_TRUE(layer.k == layer.expert_width || layer.n == 2 * layer.expert_width);
+    }
+  }
+  const GemmProblem gate_up = find_problem(catalog().problems("deepseek_v3", "all", 8), "moe_gate_up_proj");
+  EXPECT_EQ(gate_up.expert_width, 2048);
+  EXPECT_EQ(gate_up.shared_experts, 1);
+  EXPECT_EQ(gate_up.local_experts, 256);  // TP: every rank holds every expert, 1/8 of its width
+  EXPECT_EQ(gate_up.ep, 1);
+  EXPECT_EQ(find_problem(catalog().problems("qwen3_235b_a22b", "all", 1), "moe_down_proj").shared_experts, 0);
+}
+
+TEST(ModelCatalog, ExpertsModuleAndExpertParallelism) {
+  const std::vector<GemmProblem> ep8 = catalog().problems("deepseek_v3", kExpertsModule, 8, 8);
+  ASSERT_EQ(ep8.size(), 2u);
+  const GemmProblem& gate_up = find_problem(ep8, "moe_gate_up_proj");
+  const GemmProblem& down = find_problem(ep8, "moe_down_proj");
+  // Whole experts per rank: the checkpoint's N and K, 256/8 experts on each GPU.
+  EXPECT_EQ(gate_up.n, 4096);
+  EXPECT_EQ(gate_up.k, 7168);
+  EXPECT_EQ(down.n, 7168);
+  EXPECT_EQ(down.k, 2048);
+  EXPECT_EQ(gate_up.ep, 8);
+  EXPECT_EQ(gate_up.local_experts, 32);
+  EXPECT_EQ(down.top_k, 8);
+  EXPECT_FALSE(gate_up.cuts_scale_block);
+  // Under TP the same module splits each expert's width instead.
+  const std::vector<GemmProblem> tp8 = catalog().problems("deepseek_v3", kExpertsModule, 8);
+  EXPECT_EQ(find_problem(tp8, "moe_gate_up_proj").n, 4096 / 8);
+  EXPECT_EQ(find_problem(tp8, "moe_down_proj").k, 2048 / 8);
+  // EP leaves the dense layers to TP.
+  const std::vector<GemmProblem> all = catalog().problems("deepseek_v3", "all", 8, 8);
+  EXPECT_EQ(find_problem(all, "o_proj").k, 16384 / 8);
+  EXPECT_EQ(find_problem(all, "moe_down_proj").k, 2048);
+  // Qwen3-235B at EP8: whole 1536-wide experts, no cut scale block.
+  EXPECT_FALSE(find_problem(catalog().problems("qwen3_235b_a22b", kExpertsModule, 8, 8), "moe_down_proj").cuts_scale_block);
+}
+
+TEST(ModelCatalog, ExpertParallelismErrorsNameTheFix) {
+  const std::string not_dividing = user_error_of([] { catalog().problems("qwen3_coder_480b_a35b", kExpertsModule, 1, 3); });
+  EXPECT_NE(not_dividing.find("160 experts do not split over ep=3"), std::string::npos) << not_dividing;
+  EXPECT_NE(not_dividing.find("--ep 1, 2, 4, 5, 8"), std::string::npos) << not_dividing;
+  const std::string dense_model = user_error_of([] { catalog().problems("llama3_8b", kExpertsModule, 1); });
+  EXPECT_NE(dense_model.find("no routed expert layers"), std::string::npos) << dense_model;
+  const std::string dense_module = user_error_of([] { catalog().problems("deepseek_v3", "o_proj", 8, 8); });
+  EXPECT_NE(dense_module.find("--ep 8 applies to routed experts"), std::string::npos) << dense_module;
+  EXPECT_NE(dense_module.find("--module experts"), std::string::npos) << dense_module;
+  EXPECT_NE(user_error_of([] { catalog().problems("llama3_8b", "all", 1, 2); }).find("an MoE model"), std::string::npos);
+  EXPECT_NE(user_error_of([] { catalog().problems("deepseek_v3", kExpertsModule, 8, 0); }), "");
 }
 
 TEST(ModelCatalog, RejectsTpThatDoesNotDivideALayer) {
@@ -162,7 +221,7 @@ TEST(ModelCatalog, ParsesOptionalFieldsAndRejectsTypos) {
   const ModelSpec spec = parse_model_json(
       R"({"name": "toy", "source": "test", "layers": [
             {"name": "a", "k": 256, "n": 512, "tp": "split_k", "batch_count": 4, "batch_split_by_tp": true,
-             "experts": 16, "top_k": 2, "note": "n"}]})",
+             "experts": 16, "top_k": 2, "expert_width": 256, "shared_experts": 2, "note": "n"}]})",
       "toy.json");
   ASSERT_EQ(spec.layers.size(), 1u);
   EXPECT_EQ(spec.layers[0].tp_rule, TpRule::split_k);
@@ -170,6 +229,8 @@ TEST(ModelCatalog, ParsesOptionalFieldsAndRejectsTypos) {
   EXPECT_TRUE(spec.layers[0].batch_split_by_tp);
   EXPECT_EQ(spec.layers[0].experts, 16);
   EXPECT_EQ(spec.layers[0].top_k, 2);
+  EXPECT_EQ(spec.layers[0].expert_width, 256);
+  EXPECT_EQ(spec.layers[0].shared_experts, 2);
   EXPECT_EQ(to_string(spec.layers[0].tp_rule), "split_k");
 
   const auto error_for = [](const std::string& layer) {
@@ -181,6 +242,13 @@ TEST(ModelCatalog, ParsesOptionalFieldsAndRejectsTypos) {
   EXPECT_NE(error_for(R"({"name":"a","k":-4,"n":1,"tp":"split_n"})").find("'k' is -4"), std::string::npos);
   EXPECT_NE(error_for(R"({"name":"a","n":1,"tp":"split_n"})").find("missing 'k'"), std::string::npos);
   EXPECT_NE(error_for(R"({"name":"a","k":1,"n":1,"tp":"split_n","experts":8})").find("top_k"), std::string::npos);
+  EXPECT_NE(error_for(R"({"name":"a","k":1,"n":2,"tp":"split_n","experts":8,"top_k":2})").find("expert_width"),
+            std::string::npos);
+  EXPECT_NE(error_for(R"({"name":"a","k":64,"n":256,"tp":"split_n","experts":8,"top_k":2,"expert_width":100})")
+                .find("matches neither"),
+            std::string::npos);
+  EXPECT_NE(error_for(R"({"name":"a","k":1,"n":1,"tp":"split_n","shared_experts":1})").find("give experts"),
+            std::string::npos);
   EXPECT_NE(error_for(R"({"name":"a","k":1,"n":1,"tp":"split_n"},{"name":"a","k":1,"n":1,"tp":"split_n"})")
                 .find("appears twice"),
             std::string::npos);

@@ -1,58 +1,26 @@
 // Runs the built `profile` binary: user errors are one line on stderr and exit 2,
 // and a tiny sweep writes a CSV the study's layout reads.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <string>
-
-#include <unistd.h>
+#include <vector>
 
 #include "common/csv.hpp"
+#include "tests/profile_cli_support.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string stdout_text, stderr_text;
-};
-
-Outcome run_profile(const std::string& arguments) {
-  const fs::path binary = fs::path(SHAPESCOPE_BIN_DIR) / "profile";
-  const fs::path err_file = fs::temp_directory_path() / ("shapescope_cli_stderr_" + std::to_string(::getpid()));
-  // `timeout` turns a hang into a failure instead of a stuck test.
-  const std::string command = "timeout 120 " + binary.string() + " " + arguments + " 2>" + err_file.string();
-  Outcome outcome;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return outcome;
-  std::array<char, 4096> buffer{};
-  size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) outcome.stdout_text.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(err_file);
-  outcome.stderr_text.assign(std::istreambuf_iterator<char>(err), {});
-  fs::remove(err_file);
-  return outcome;
-}
+using shapescope::testing_support::expect_user_error;
+using shapescope::testing_support::Outcome;
+using shapescope::testing_support::run_profile;
 
 class ProfileCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(fs::path(SHAPESCOPE_BIN_DIR) / "profile")) GTEST_SKIP() << "profile binary not built";
-  }
-  // One line, exit 2, mentioning every expected fragment.
-  void expect_user_error(const std::string& arguments, std::initializer_list<const char*> fragments) {
-    const Outcome outcome = run_profile(arguments);
-    EXPECT_EQ(outcome.exit_code, 2) << arguments << "\n" << outcome.stderr_text;
-    EXPECT_EQ(std::count(outcome.stderr_text.begin(), outcome.stderr_text.end(), '\n'), 1) << outcome.stderr_text;
-    for (const char* fragment : fragments)
-      EXPECT_NE(outcome.stderr_text.find(fragment), std::string::npos) << fragment << " not in: " << outcome.stderr_text;
+    if (!shapescope::testing_support::profile_binary_built()) GTEST_SKIP() << "profile binary not built";
   }
 };
 

@@ -16,7 +16,7 @@ ModelSpec toy_model() {
   return parse_model_json(R"({"name": "toy", "source": "test", "num_hidden_layers": 4, "module_layers": {"dense_b": 1},
     "layers": [{"name": "attn", "k": 256, "n": 512, "tp": "split_n"},
                {"name": "dense_b", "k": 512, "n": 256, "tp": "split_k"},
-               {"name": "experts", "k": 256, "n": 128, "tp": "split_n", "experts": 4, "top_k": 2}]})",
+               {"name": "experts", "k": 256, "n": 128, "tp": "split_n", "experts": 4, "top_k": 2, "expert_width": 64}]})",
                           "toy.json");
 }
 
@@ -79,7 +79,7 @@ TEST(StepTimeModel, WeighsEachModuleByTheLayersThatRunIt) {
 TEST(StepTimeModel, AGroupedProfileOfTheExpertsReplacesThePerExpertOne) {
   std::vector<Series> profiles = toy_profiles();
   Series grouped = profile("experts", "grouped", {{1, 3}, {2, 4}, {4, 5}, {8, 6}});
-  grouped.grouped = true;
+  grouped.grouped = GroupedSeriesInfo{"uniform", "contiguous:1", 8, 32};
   profiles.push_back(grouped);
   const StepTimeModel model = build_step_time_model(toy_model(), profiles, {});
   EXPECT_EQ(model.modules[2].cost_model, ModuleCostModel::grouped);
@@ -135,7 +135,7 @@ TEST(StepTimeModel, MixedSettingsAndMismatchedShapesAreRejected) {
   stray[0].module = "lm_head";
   EXPECT_NE(error_of(stray).find("module 'lm_head' is not a module of toy"), std::string::npos);
   std::vector<Series> grouped_dense = toy_profiles();
-  grouped_dense[2].grouped = true;
+  grouped_dense[2].grouped = GroupedSeriesInfo{"uniform", "contiguous:1", 8, 32};
   EXPECT_NE(error_of(grouped_dense).find("which has no experts"), std::string::npos);
   EXPECT_NE(error_of(toy_profiles(), {"mlp"}).find("--exclude-module mlp: not a module of toy"), std::string::npos);
 }

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/cpu/cpu_fp8_columns.hpp"
 #include "kernels/cpu/cpu_gemm.hpp"
 #include "kernels/cpu/parallel_for.hpp"
 #include "kernels/synthetic_operands.hpp"
@@ -20,18 +21,6 @@ namespace {
 using synthetic::blocks;
 using synthetic::kScaleBlock;
 using synthetic::Stream;
-
-std::vector<float> decode_fp8(const std::vector<uint8_t>& codes, int threads) {
-  std::vector<float> values(codes.size());
-  const auto& table = e4m3_table();
-  const int64_t total = int64_t(codes.size());
-  constexpr int64_t kChunk = 1 << 16;
-  parallel_for(threads, (total + kChunk - 1) / kChunk, [&](int64_t chunk) {
-    const int64_t end = std::min(total, (chunk + 1) * kChunk);
-    for (int64_t i = chunk * kChunk; i < end; ++i) values[size_t(i)] = table[codes[size_t(i)]];
-  });
-  return values;
-}
 
 struct Fp8Weights {
   WeightShape shape;
@@ -61,20 +50,10 @@ class Fp8Gemm final : public CpuPreparedGemm {
     parallel_for(threads_, shape().batch_count * n_blocks, [&](int64_t task) {
       const int64_t batch = task / n_blocks, n_block = task % n_blocks;
       const int64_t col0 = n_block * kScaleBlock, width = std::min(kScaleBlock, n - col0);
-      RowMajorMatrix accumulator = RowMajorMatrix::Zero(m, width);
-      RowMajorMatrix partial(m, width);
-      Eigen::VectorXf row_scale(m);
-      for (int64_t k_block = 0; k_block < k_blocks; ++k_block) {
-        const int64_t k0 = k_block * kScaleBlock, depth = std::min(kScaleBlock, k - k0);
-        const ConstBlockMap a(a_decoded_.data() + batch * m * k + k0, m, depth, Eigen::OuterStride<>(k));
-        const ConstBlockMap b(weights_.decoded.data() + (batch * n + col0) * k + k0, width, depth,
-                              Eigen::OuterStride<>(k));
-        partial.noalias() = a * b.transpose();
-        const float b_scale = weights_.scales[size_t((batch * n_blocks + n_block) * k_blocks + k_block)];
-        for (int64_t row = 0; row < m; ++row)
-          row_scale[row] = a_scales_[size_t((batch * m + row) * k_blocks + k_block)] * b_scale;
-        accumulator.noalias() += row_scale.asDiagonal() * partial;
-      }
+      const RowMajorMatrix accumulator = fp8_blockscale_columns(
+          {a_decoded_.data() + batch * m * k, a_scales_.data() + batch * m * k_blocks,
+           weights_.decoded.data() + (batch * n + col0) * k,
+           weights_.scales.data() + (batch * n_blocks + n_block) * k_blocks, m, width, k});
       store_tile(batch, col0, accumulator);
     });
   }
@@ -91,7 +70,7 @@ class Fp8Session final : public GemmSession {
   Fp8Session(const WeightShape& shape, uint64_t seed, int threads) : threads_(threads) {
     weights_.shape = shape;
     weights_.seed = seed;
-    weights_.decoded = decode_fp8(fp8_codes(seed, Stream::b_codes, shape.batch_count, shape.n, shape.k, threads), threads);
+    weights_.decoded = decode_fp8_all(fp8_codes(seed, Stream::b_codes, shape.batch_count, shape.n, shape.k, threads), threads);
     weights_.scales = block_scales(seed, Stream::b_scales, shape.batch_count * blocks(shape.n) * blocks(shape.k));
   }
 

@@ -55,6 +55,18 @@ std::vector<float> decode_all(const std::vector<uint16_t>& bf16, int threads) {
   return values;
 }
 
+std::vector<float> decode_fp8_all(const std::vector<uint8_t>& codes, int threads) {
+  std::vector<float> values(codes.size());
+  const auto& table = e4m3_table();
+  const int64_t total = int64_t(codes.size());
+  constexpr int64_t kChunk = 1 << 16;
+  parallel_for(threads, (total + kChunk - 1) / kChunk, [&](int64_t chunk) {
+    const int64_t end = std::min(total, (chunk + 1) * kChunk);
+    for (int64_t i = chunk * kChunk; i < end; ++i) values[size_t(i)] = table[codes[size_t(i)]];
+  });
+  return values;
+}
+
 CpuPreparedGemm::CpuPreparedGemm(ReferenceProblem problem, int threads, std::string launch_name)
     : problem_(problem),
       threads_(threads),

@@ -33,6 +33,8 @@ std::vector<float> block_scales(uint64_t seed, uint64_t stream, int64_t count);
 
 // Dequantized or decoded operand as float, [batch][rows][k].
 std::vector<float> decode_all(const std::vector<uint16_t>& bf16, int threads);
+// e4m3 codes decoded to float (unscaled), same order.
+std::vector<float> decode_fp8_all(const std::vector<uint8_t>& codes, int threads);
 
 // The CPU's prepared GEMM: output [batch][m][n] bf16, check() against the reference.
 class CpuPreparedGemm : public PreparedGemm {

@@ -24,12 +24,6 @@ Bf16Layouts bf16_layouts(const GemmShape& s) {
           {CUDA_R_16BF, n, m, s.n, s.m * s.n}};
 }
 
-std::unique_ptr<CublasLtMatmul> make_bf16_matmul(cublasLtHandle_t handle, const GemmShape& shape) {
-  const Bf16Layouts layouts = bf16_layouts(shape);
-  return std::make_unique<CublasLtMatmul>(handle, CUBLAS_COMPUTE_32F, CUBLAS_OP_T, CUBLAS_OP_N, layouts.weights,
-                                          layouts.activations, layouts.output, shape.batch_count);
-}
-
 class Bf16Gemm final : public CudaPreparedGemm {
  public:
   Bf16Gemm(CudaDevice& device, cublasLtHandle_t handle, const ReferenceProblem& problem, const uint16_t* weights)
@@ -39,7 +33,7 @@ class Bf16Gemm final : public CudaPreparedGemm {
     output_ = DeviceBuffer<uint16_t>(std::size_t(s.batch_count * s.m * s.n));
     fill_bf16_values(activations_.data(), problem.seed_a, synthetic::a_bf16, s.batch_count, s.m, s.k,
                      device.stream());
-    matmul_ = make_bf16_matmul(handle, s);
+    matmul_ = make_cublaslt_bf16_matmul(handle, s);
     if (auto refused = matmul_->choose_algorithm(kCublasLtWorkspaceBytes)) throw UnsupportedShape(*refused);
     workspace_ = DeviceBuffer<uint8_t>(matmul_->algorithm().workspace_bytes);
     set_output(output_.data(), int64_t(output_.size()), OutputStrides{s.m * s.n, s.n, 1});
@@ -83,6 +77,12 @@ class Bf16Session final : public GemmSession {
 
 }  // namespace
 
+std::unique_ptr<CublasLtMatmul> make_cublaslt_bf16_matmul(cublasLtHandle_t handle, const GemmShape& shape) {
+  const Bf16Layouts layouts = bf16_layouts(shape);
+  return std::make_unique<CublasLtMatmul>(handle, CUBLAS_COMPUTE_32F, CUBLAS_OP_T, CUBLAS_OP_N, layouts.weights,
+                                          layouts.activations, layouts.output, shape.batch_count);
+}
+
 void register_cublaslt_bf16() {
   KernelEntry entry;
   entry.name = "cublaslt_bf16";
@@ -96,7 +96,7 @@ void register_cublaslt_bf16() {
     return std::nullopt;
   };
   const auto query = [](const GemmShape& shape) {
-    return query_cublaslt_algorithm([&](cublasLtHandle_t handle) { return make_bf16_matmul(handle, shape); });
+    return query_cublaslt_algorithm([&](cublasLtHandle_t handle) { return make_cublaslt_bf16_matmul(handle, shape); });
   };
   entry.describe_config = [query](const GemmShape& shape) { return describe_query(query(shape)); };
   entry.tile_for = [query](const GemmShape& shape) { return tile_of_query(query(shape)); };

@@ -15,22 +15,6 @@
 namespace shapescope::kernels::cuda {
 namespace {
 
-// See cublaslt_matmul.hpp: weights are cuBLASLt's A (transposed), activations its B.
-std::unique_ptr<CublasLtMatmul> make_fp8_matmul(cublasLtHandle_t handle, const GemmShape& s,
-                                                const float* weight_scales, const float* activation_scales) {
-  const auto n = uint64_t(s.n), k = uint64_t(s.k), m = uint64_t(s.m);
-  auto matmul = std::make_unique<CublasLtMatmul>(
-      handle, CUBLAS_COMPUTE_32F, CUBLAS_OP_T, CUBLAS_OP_N, CublasLtOperand{CUDA_R_8F_E4M3, k, n, s.k, 0},
-      CublasLtOperand{CUDA_R_8F_E4M3, k, m, s.k, 0}, CublasLtOperand{CUDA_R_16BF, n, m, s.n, 0}, 1);
-  const int32_t weight_mode = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
-  const int32_t activation_mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
-  matmul->set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, weight_mode);
-  matmul->set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, activation_mode);
-  matmul->set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, weight_scales);
-  matmul->set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, activation_scales);
-  return matmul;
-}
-
 ScaleStrides strides_of(const ScaleTensorLayout& layout) { return {0, layout.outer_stride, layout.kgroup_stride}; }
 
 class Fp8BlockscaleGemm final : public CudaPreparedGemm {
@@ -46,7 +30,7 @@ class Fp8BlockscaleGemm final : public CudaPreparedGemm {
     output_ = DeviceBuffer<uint16_t>(std::size_t(s.m * s.n));
     fill_fp8_codes(activations_.data(), problem.seed_a, synthetic::a_codes, 1, s.m, s.k, stream);
     fill_a_scales(activation_scales_.data(), problem.seed_a, 1, s.m, s.k, strides_of(scale_layout), stream);
-    matmul_ = make_fp8_matmul(handle, s, weight_scales, activation_scales_.data());
+    matmul_ = make_cublaslt_fp8_matmul(handle, s, weight_scales, activation_scales_.data());
     if (auto refused = matmul_->choose_algorithm(kCublasLtWorkspaceBytes))
       throw UnsupportedShape(*refused + " for FP8 block scaling at M=" + std::to_string(s.m));
     workspace_ = DeviceBuffer<uint8_t>(matmul_->algorithm().workspace_bytes);
@@ -99,7 +83,25 @@ class Fp8BlockscaleSession final : public GemmSession {
   DeviceBuffer<float> weight_scales_;
 };
 
-std::optional<std::string> fp8_unsupported_reason(const GemmShape& shape) {
+}  // namespace
+
+// See cublaslt_matmul.hpp: weights are cuBLASLt's A (transposed), activations its B.
+std::unique_ptr<CublasLtMatmul> make_cublaslt_fp8_matmul(cublasLtHandle_t handle, const GemmShape& s,
+                                                const float* weight_scales, const float* activation_scales) {
+  const auto n = uint64_t(s.n), k = uint64_t(s.k), m = uint64_t(s.m);
+  auto matmul = std::make_unique<CublasLtMatmul>(
+      handle, CUBLAS_COMPUTE_32F, CUBLAS_OP_T, CUBLAS_OP_N, CublasLtOperand{CUDA_R_8F_E4M3, k, n, s.k, 0},
+      CublasLtOperand{CUDA_R_8F_E4M3, k, m, s.k, 0}, CublasLtOperand{CUDA_R_16BF, n, m, s.n, 0}, 1);
+  const int32_t weight_mode = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+  const int32_t activation_mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+  matmul->set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, weight_mode);
+  matmul->set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, activation_mode);
+  matmul->set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, weight_scales);
+  matmul->set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, activation_scales);
+  return matmul;
+}
+
+std::optional<std::string> cublaslt_fp8_unsupported_reason(const GemmShape& shape) {
   if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0) return "M, N and K must be positive";
   if (shape.batch_count != 1) return "cuBLASLt block-scaled FP8 runs batch_count 1 only";
   // FP8 operands need 16-byte aligned rows, the bf16 output too.
@@ -114,8 +116,6 @@ std::optional<std::string> fp8_unsupported_reason(const GemmShape& shape) {
   return std::nullopt;
 }
 
-}  // namespace
-
 std::unique_ptr<GemmSession> open_cublaslt_fp8_blockscale(Device& device, const WeightShape& shape, uint64_t seed,
                                                           bool pad_weight_scales) {
   return std::make_unique<Fp8BlockscaleSession>(as_cuda_device(device), shape, seed, pad_weight_scales);
@@ -129,12 +129,12 @@ void register_cublaslt_fp8_blockscale() {
   entry.formats = "A e4m3 1x128 f32 scales (VEC128_32F), B e4m3 128x128 f32 scales (BLK128x128_32F), C bf16";
   entry.description = "cuBLASLt FP8 GEMM with DeepSeek-style block scaling, heuristic algorithm";
   entry.batched = false;
-  entry.unsupported_reason = fp8_unsupported_reason;
+  entry.unsupported_reason = cublaslt_fp8_unsupported_reason;
   const auto query = [](const GemmShape& shape) {
     return query_cublaslt_algorithm([&](cublasLtHandle_t handle) {
       // The heuristic wants scale pointers set but never reads them.
       static const float placeholder_scale[4] = {};
-      return make_fp8_matmul(handle, shape, placeholder_scale, placeholder_scale);
+      return make_cublaslt_fp8_matmul(handle, shape, placeholder_scale, placeholder_scale);
     });
   };
   entry.describe_config = [query](const GemmShape& shape) { return describe_query(query(shape)); };

@@ -3,12 +3,9 @@
 #include "kernels/cuda/fp8_blockscale.hpp"
 
 #include <algorithm>
-#include <array>
-#include <iterator>
 #include <map>
 #include <mutex>
 #include <stdexcept>
-#include <utility>
 
 #include "common/user_error.hpp"
 #include "kernels/cuda/cuda_check.hpp"
@@ -16,6 +13,7 @@
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/device_operands.cuh"
 #include "kernels/cuda/fp8_blockscale_kernel.cuh"
+#include "kernels/cuda/fp8_blockscale_launch.cuh"
 #include "kernels/cuda/own_kernel_entries.hpp"
 #include "kernels/cuda/tensor_map.hpp"
 #include "kernels/synthetic_operands.hpp"
@@ -23,99 +21,15 @@
 namespace shapescope::kernels::cuda {
 namespace {
 
-template <std::size_t kIndex, bool kPreshuffledB>
-auto instance_kernel() {
-  constexpr Fp8Instance kInstance = kFp8Instances[kIndex];
-  return fp8_blockscale_kernel<kInstance.row_groups, kInstance.k_groups, kInstance.block_n, kInstance.cluster_split,
-                               kInstance.stages(), kPreshuffledB>;
-}
-
-// Above 48 KB of dynamic shared memory only after opting in: once per instance, and only
-// for an instance that fits the device (the callers check).
-template <std::size_t kIndex, bool kPreshuffledB>
-void opt_in_shared_memory() {
-  static const bool raised = [] {
-    const int bytes = kFp8Instances[kIndex].with_split_k(kFp8Instances[kIndex].cluster_split ? 2 : 1).shared_bytes();
-    CUDA_CHECK(cudaFuncSetAttribute(instance_kernel<kIndex, kPreshuffledB>(),
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    return true;
-  }();
-  (void)raised;
-}
-
-cudaLaunchAttribute cluster_attribute(int split) {
-  cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = unsigned(split);
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  return cluster;
-}
-
-// Clusters of `split` CTAs of split instance kIndex resident at once on the current device.
-template <std::size_t kIndex, bool kPreshuffledB>
-int resident_clusters(int split) {
-  const Fp8BlockscaleConfig config = kFp8Instances[kIndex].with_split_k(split);
-  opt_in_shared_memory<kIndex, kPreshuffledB>();
-  cudaLaunchConfig_t launch{};
-  launch.gridDim = dim3(unsigned(split));
-  launch.blockDim = dim3(unsigned(config.threads()));
-  launch.dynamicSmemBytes = std::size_t(config.shared_bytes());
-  cudaLaunchAttribute cluster = cluster_attribute(split);
-  launch.attrs = &cluster;
-  launch.numAttrs = 1;
-  int clusters = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, instance_kernel<kIndex, kPreshuffledB>(), &launch));
-  return clusters;
-}
-
-// Launches instance kIndex of kFp8Instances as sized for `spec` (under split-K as (split_k, 1, 1)
-// clusters); `programmatic`: with programmatic dependent launch (the kernel waits for the
-// previous grid before touching global memory).
-template <std::size_t kIndex, bool kPreshuffledB>
-void launch_instance(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config, const Fp8DeviceSpec& spec,
-                     bool programmatic, cudaStream_t stream) {
-  if (config.ctas < config.split_k || config.ctas / config.split_k > spec.fitting_clusters(config.split_k) ||
-      !fp8_fits_device(config, spec))
-    throw std::logic_error("fp8_blockscale: " + describe(config) + " was not sized for " + spec.name);
-  opt_in_shared_memory<kIndex, kPreshuffledB>();
-  cudaLaunchConfig_t launch{};
-  launch.gridDim = dim3(unsigned(config.ctas));
-  launch.blockDim = dim3(unsigned(config.threads()));
-  launch.dynamicSmemBytes = std::size_t(config.shared_bytes());
-  launch.stream = stream;
-  std::array<cudaLaunchAttribute, 2> attributes{};
-  launch.attrs = attributes.data();
-  if (kFp8Instances[kIndex].cluster_split) attributes[launch.numAttrs++] = cluster_attribute(config.split_k);
-  if (programmatic) {
-    cudaLaunchAttribute& overlap = attributes[launch.numAttrs++];
-    overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    overlap.val.programmaticStreamSerializationAllowed = 1;
-  }
-  CUDA_CHECK(cudaLaunchKernelEx(&launch, instance_kernel<kIndex, kPreshuffledB>(), params));
-}
-
-// Per entry of kFp8Instances, in its order (adding an instance there adds it here): its
-// launcher and its cluster occupancy query.
-struct InstanceFunctions {
-  void (*launch)(const Fp8BlockscaleParams&, const Fp8BlockscaleConfig&, const Fp8DeviceSpec&, bool, cudaStream_t);
-  int (*resident_clusters)(int split);
-};
-template <bool kPreshuffledB, std::size_t... kIndex>
-constexpr std::array<InstanceFunctions, sizeof...(kIndex)> instance_functions(std::index_sequence<kIndex...>) {
-  return {InstanceFunctions{&launch_instance<kIndex, kPreshuffledB>, &resident_clusters<kIndex, kPreshuffledB>}...};
-}
-template <bool kPreshuffledB>
-constexpr auto kInstanceFunctions =
-    instance_functions<kPreshuffledB>(std::make_index_sequence<std::size(kFp8Instances)>{});
-
 // The fewest clusters of `split` any split instance that fits the device keeps resident
-// (all of them hold one CTA per SM), over both weight orders; 0 when none fits.
+// (all of them hold one CTA per SM), over both weight orders; 0 when none fits. The grouped
+// schedule runs the same instances (but the 192-row tile) with the same shared memory and
+// block size, so the dense instances' answer stands for it too.
 template <bool kPreshuffledB>
 int fewest_resident_clusters(int split, const Fp8DeviceSpec& spec, int fewest) {
   for (std::size_t i = 0; i < std::size(kFp8Instances); ++i) {
     if (!kFp8Instances[i].cluster_split || !fp8_fits_device(kFp8Instances[i].with_split_k(split), spec)) continue;
-    const int clusters = kInstanceFunctions<kPreshuffledB>[i].resident_clusters(split);
+    const int clusters = kFp8InstanceFunctions<kPreshuffledB, DenseSchedule>[i].resident_clusters(split);
     fewest = fewest == 0 ? clusters : std::min(fewest, clusters);
   }
   return fewest;
@@ -145,10 +59,9 @@ Fp8DeviceSpec query_device_spec(int ordinal) {
 
 void launch_fp8_blockscale(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config,
                            const Fp8DeviceSpec& spec, WeightOrder order, bool programmatic, cudaStream_t stream) {
-  const int index = fp8_instance_index(config);
-  if (index < 0) throw std::logic_error("fp8_blockscale: no kernel instance for " + describe(config));
-  const auto& functions = order == WeightOrder::preshuffled ? kInstanceFunctions<true> : kInstanceFunctions<false>;
-  functions[std::size_t(index)].launch(params, config, spec, programmatic, stream);
+  order == WeightOrder::preshuffled
+      ? launch_fp8_instance_for<true, DenseSchedule>(params, config, spec, programmatic, stream)
+      : launch_fp8_instance_for<false, DenseSchedule>(params, config, spec, programmatic, stream);
 }
 
 // The tensor maps B is copied through: one per tile width (a pre-shuffled copy moves

@@ -143,6 +143,7 @@ inline bool fp8_fits_device(const Fp8BlockscaleConfig& config, const Fp8DeviceSp
 // rank 0's pass over the other ranks' partial tiles and a fixed cost for the cluster.
 // Constants: a least-squares fit of the log error to the 1048 H100 points above 9 µs of this
 // kernel (committed profiles and kernel_bench tables measured at 96b0225); KERNEL_NOTES v12.
+// The model prices a GEMM through its Work, so dense and grouped GEMMs share it.
 struct GridCostModel {
   double hbm_bytes_per_us = 2.88e6;  // DeepSeek-V3 TP1 gate_up at decode: 264 MB in 100-104 µs
   // One SM's intake of stage bytes per tile shape, as fitted (the rate a unit's K blocks reach
@@ -163,38 +164,62 @@ struct GridCostModel {
   double split_fixed_us = 3.6;
   double partial_tile_us = 0.72;      // rank 0 pulling one 64 x 128 f32 partial tile from another SM
 
-  double microseconds(const GemmShape& shape, const Fp8BlockscaleConfig& config, int64_t split,
-                      const Fp8DeviceSpec& spec) const {
-    const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
+  // What the model needs of a GEMM under one tile shape.
+  struct Work {
+    int64_t tiles = 0, kblocks = 0;
+    double a_rows = 0;             // rows of A one ring stage carries
+    double a_bytes = 0;            // all of A
+    double a_and_c_bytes = 0;      // A read once and C written once
+    double b_bytes = 0;            // every weight the GEMM reads
+    double b_column_bytes = 0;     // one tile column of B (block_n x K)
+    double tiles_per_b_column = 1; // tiles sharing one B tile column (run back to back)
+  };
+
+  static Work dense_work(const GemmShape& shape, const Fp8BlockscaleConfig& config) {
+    Work work;
     const int64_t m_blocks = (shape.m + config.block_m() - 1) / config.block_m();
     const int64_t n_blocks = (shape.n + config.block_n - 1) / config.block_n;
-    const int64_t tiles = m_blocks * n_blocks;
-    const int64_t per_split = (kblocks + split - 1) / split;
-    const int64_t used_splits = (kblocks + per_split - 1) / per_split;
+    work.kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
+    work.tiles = m_blocks * n_blocks;
+    work.a_rows = double(std::min<int64_t>(config.block_m(), (shape.m + 7) / 8 * 8));
+    work.a_bytes = double(shape.m) * double(shape.k);
+    work.a_and_c_bytes = work.a_bytes + 2.0 * double(shape.m) * double(shape.n);
+    work.b_column_bytes = double(config.block_n) * double(shape.k);
+    work.b_bytes = double(n_blocks) * work.b_column_bytes;
+    work.tiles_per_b_column = double(m_blocks);
+    return work;
+  }
+
+  double microseconds(const GemmShape& shape, const Fp8BlockscaleConfig& config, int64_t split,
+                      const Fp8DeviceSpec& spec) const {
+    return microseconds(dense_work(shape, config), config, split, spec);
+  }
+
+  double microseconds(const Work& work, const Fp8BlockscaleConfig& config, int64_t split,
+                      const Fp8DeviceSpec& spec) const {
+    const int64_t per_split = (work.kblocks + split - 1) / split;
+    const int64_t used_splits = (work.kblocks + per_split - 1) / per_split;
     const int64_t fitting = spec.fitting_clusters(used_splits);
-    if (fitting < 1) return INFINITY;  // this split does not run on the device
-    const int64_t clusters = std::min(tiles, fitting);
-    const int64_t rounds = (tiles + clusters - 1) / clusters;
-    const double a_rows = double(std::min<int64_t>(config.block_m(), (shape.m + 7) / 8 * 8));
-    const double stage_bytes = (a_rows + config.block_n) * kFp8BlockK;
+    if (fitting < 1 || work.tiles < 1) return INFINITY;  // this split does not run on the device
+    const int64_t clusters = std::min(work.tiles, fitting);
+    const int64_t rounds = (work.tiles + clusters - 1) / clusters;
+    const double stage_bytes = (work.a_rows + config.block_n) * kFp8BlockK;
     const double sub_tiles = double(config.block_n / 128);
-    const double a_bytes = double(shape.m) * double(shape.k);
     const double intake =
-        intake_bytes_per_us(config) * (2 * a_bytes > double(spec.l2_bytes) ? intake_with_a_beyond_l2 : 1.0);
+        intake_bytes_per_us(config) * (2 * work.a_bytes > double(spec.l2_bytes) ? intake_with_a_beyond_l2 : 1.0);
     const double kblock_us = std::max(
         {tensor_us * config.row_groups * sub_tiles, chain_us * sub_tiles / config.k_groups, stage_bytes / intake});
     const double unit_end_us = unit_us + double(config.block_m() * config.block_n * 2) / store_bytes_per_us;
     const double unit_us_total = double(per_split) * kblock_us + unit_end_us;
-    const double a_and_c_bytes = a_bytes + 2.0 * double(shape.m) * double(shape.n);
-    // A round of `active` clusters: tiles run m-fastest, so they touch this many B columns.
+    // A round of `active` clusters: tiles sharing a B column run together, so it touches this much of B.
     const auto round_us = [&](int64_t active) {
-      const double b_columns = double(std::min(n_blocks, (active + m_blocks - 1) / m_blocks));
-      const double bytes =
-          b_columns * config.block_n * double(shape.k) + a_and_c_bytes * double(active) / double(tiles);
+      const double b_touched =
+          std::min(work.b_bytes, std::ceil(double(active) / work.tiles_per_b_column) * work.b_column_bytes);
+      const double bytes = b_touched + work.a_and_c_bytes * double(active) / double(work.tiles);
       return std::max(unit_us_total, bytes / hbm_bytes_per_us);
     };
-    const int64_t last_round = tiles % clusters;
-    double total = double(tiles / clusters) * round_us(clusters) + (last_round ? round_us(last_round) : 0.0) +
+    const int64_t last_round = work.tiles % clusters;
+    double total = double(work.tiles / clusters) * round_us(clusters) + (last_round ? round_us(last_round) : 0.0) +
                    startup_us;
     if (used_splits > 1)
       total += split_fixed_us + double(rounds * (used_splits - 1) * config.row_groups) * partial_tile_us;
@@ -214,34 +239,54 @@ inline int forced_fp8_setting(const char* name) {
   return value ? std::max(0, std::atoi(value)) : 0;
 }
 
-inline Fp8BlockscaleConfig with_split(Fp8BlockscaleConfig config, const GemmShape& shape, int64_t split,
-                                      const Fp8DeviceSpec& spec) {
-  const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
+// K split `split` ways over `tiles` output tiles: whole clusters, as many as are resident
+// at once (0 CTAs when this split does not run on the device).
+inline Fp8BlockscaleConfig with_split_over(Fp8BlockscaleConfig config, int64_t kblocks, int64_t tiles, int64_t split,
+                                           const Fp8DeviceSpec& spec) {
   config.kblocks_per_split = int((kblocks + split - 1) / split);
   config.split_k = int((kblocks + config.kblocks_per_split - 1) / config.kblocks_per_split);  // no empty split
-  const int64_t tiles =
-      (shape.m + config.block_m() - 1) / config.block_m() * ((shape.n + config.block_n - 1) / config.block_n);
-  // Whole clusters, as many as are resident at once (0 when this split does not run).
   config.ctas = int(std::min<int64_t>(tiles, spec.fitting_clusters(config.split_k)) * config.split_k);
   return config;
 }
 
+inline Fp8BlockscaleConfig with_split(Fp8BlockscaleConfig config, const GemmShape& shape, int64_t split,
+                                      const Fp8DeviceSpec& spec) {
+  const GridCostModel::Work work = GridCostModel::dense_work(shape, config);
+  return with_split_over(config, work.kblocks, work.tiles, split, spec);
+}
+
+// The choice among candidates: the cheapest, unless one with fewer splits lies within
+// kFp8SplitTieBand of it. So a larger M never moves to a configuration the model prices
+// above the one a smaller M ran (that one is a candidate too).
+struct Fp8CostedConfig {
+  Fp8BlockscaleConfig config;
+  double us = 0;
+};
+inline const Fp8CostedConfig& cheapest_fp8_config(const std::vector<Fp8CostedConfig>& costed) {
+  double cheapest = INFINITY;
+  for (const Fp8CostedConfig& c : costed) cheapest = std::min(cheapest, c.us);
+  const Fp8CostedConfig* best = &costed.front();
+  bool found = false;
+  for (const Fp8CostedConfig& c : costed) {
+    if (c.us > cheapest / (1.0 - kFp8SplitTieBand)) continue;
+    if (!found || c.config.split_k < best->config.split_k ||
+        (c.config.split_k == best->config.split_k && c.us < best->us))
+      best = &c;
+    found = true;
+  }
+  return *best;
+}
+
 inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, const Fp8DeviceSpec& spec) {
   // Candidates: every compiled instance (64-row streaming tiles only at decode sizes), each
-  // with every split it runs that the device holds. The cheapest wins, so a larger M never
-  // moves to a configuration the model prices above the one a smaller M ran (that one is a
-  // candidate too); only to save a split does a choice within kFp8SplitTieBand win.
+  // with every split it runs that the device holds.
   const int forced_rows = forced_fp8_setting("SHAPESCOPE_FP8_ROW_GROUPS");
   const int forced_n = forced_fp8_setting("SHAPESCOPE_FP8_BLOCK_N");
   const int forced_split = forced_fp8_setting("SHAPESCOPE_FP8_SPLIT_K");
   const bool forced_tile = forced_rows > 0 || forced_n > 0;
   const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
   const GridCostModel model;
-  struct Costed {
-    Fp8BlockscaleConfig config;
-    double us;
-  };
-  std::vector<Costed> costed;
+  std::vector<Fp8CostedConfig> costed;
   for (const Fp8Instance& instance : kFp8Instances) {
     const bool wanted = forced_tile ? instance.row_groups == std::max(forced_rows, 1) &&
                                           instance.block_n == (forced_n > 0 ? forced_n : 128)
@@ -265,16 +310,7 @@ inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, 
     throw UserError("fp8_blockscale: no compiled instance fits " + spec.name + " (" +
                     std::to_string(spec.shared_bytes_per_block_optin) + " bytes of shared memory per block) at M=" +
                     std::to_string(shape.m) + "; pick another kernel");
-  double cheapest = INFINITY;
-  for (const Costed& c : costed) cheapest = std::min(cheapest, c.us);
-  const Costed* best = nullptr;
-  for (const Costed& c : costed) {
-    if (c.us > cheapest / (1.0 - kFp8SplitTieBand)) continue;
-    if (!best || c.config.split_k < best->config.split_k ||
-        (c.config.split_k == best->config.split_k && c.us < best->us))
-      best = &c;
-  }
-  return best->config;
+  return cheapest_fp8_config(costed).config;
 }
 
 inline std::string describe(const Fp8BlockscaleConfig& config) {

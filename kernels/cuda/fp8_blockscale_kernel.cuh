@@ -26,6 +26,13 @@
 // End of a unit: the K groups sum through shared memory; group 0 stages the bf16
 // tile in shared memory and one thread hands it to the copy engine (a bulk tensor
 // store), so the next unit's math starts while the tile is written out.
+//
+// Which tiles exist and where their rows live is the Schedule's (a template parameter;
+// every thread holds its own, as it walks its units in increasing order): DenseSchedule
+// (here) walks the M x N tiles of one GEMM; GroupedSchedule
+// (fp8_blockscale_grouped_schedule.cuh) walks the tiles of every group of a grouped GEMM
+// and writes the rows of a group's last, partial tile itself, so no tile spills into
+// the next group. The body is the same for both.
 #pragma once
 
 #include <cuda.h>
@@ -80,19 +87,28 @@ __device__ __forceinline__ uint32_t staged_c_offset(int row, int col) {
   return uint32_t(half * kBlockM * 128 + row * 128 + ((chunk ^ (row & 7)) << 4) + (col % 8) * 2);
 }
 
+// One output tile: where its rows sit in A and C, how many of them hold output, where
+// its columns sit in B, and which row of 128x128 weight-scale blocks it starts at.
+struct TileCoords {
+  int a_row;          // first row of the tile in A and C
+  int rows;           // rows of the tile that hold output (<= the tile's rows)
+  int b_row;          // first row of the tile in B
+  int n_block;        // the tile's column block within N
+  int b_scale_row;    // the weight-scale row of column block 0 of the tile's B (a group's first)
+};
+
 // A work unit of the persistent grid: an output tile, and the K blocks of it this CTA
 // reduces. Clusters walk the tiles; under split-K the CTAs of a cluster take one tile's
 // K slices.
 struct WorkUnit {
-  int m_block, n_block, kb_begin, kb_count;
+  TileCoords tile;
+  int kb_begin, kb_count;
 };
 
-__device__ __forceinline__ WorkUnit work_unit(const Fp8BlockscaleParams& p, int tile, int block_m, int kblocks) {
-  const int m_blocks = (p.m + block_m - 1) / block_m;
+__device__ __forceinline__ WorkUnit work_unit(const Fp8BlockscaleParams& p, const TileCoords& tile, int kblocks) {
   const int split = int(blockIdx.x) % p.split_k;  // the rank in the cluster
   WorkUnit w;
-  w.m_block = tile % m_blocks;  // consecutive clusters share a column of B
-  w.n_block = tile / m_blocks;
+  w.tile = tile;
   w.kb_begin = split * p.kblocks_per_split;
   w.kb_count = min(p.kblocks_per_split, kblocks - w.kb_begin);
   return w;
@@ -106,6 +122,28 @@ __device__ __forceinline__ void ring_position(uint32_t q, int& stage, uint32_t& 
 }
 
 }  // namespace fp8_detail
+
+// The tiles of one GEMM C[M,N] = A[M,K] x B[N,K]^T; rows past M are clipped by the tensor map.
+struct DenseSchedule {
+  using Params = Fp8BlockscaleParams;
+  static constexpr bool kPartialTiles = false;  // every tile stores through the tensor map
+  template <class Instance>
+  static constexpr bool uses(const Instance&) {  // every compiled instance
+    return true;
+  }
+
+  __device__ static const Fp8BlockscaleParams& gemm(const Params& p) { return p; }
+  // The tile of `unit`, or false past the last unit.
+  template <int kBlockM, int kBlockN>
+  __device__ bool next(const Params& p, int unit, fp8_detail::TileCoords& tile) const {
+    const int m_blocks = (p.m + kBlockM - 1) / kBlockM;
+    if (unit >= m_blocks * ((p.n + kBlockN - 1) / kBlockN)) return false;
+    const int m_block = unit % m_blocks;  // consecutive clusters share a column of B
+    const int n_block = unit / m_blocks;
+    tile = {m_block * kBlockM, min(kBlockM, p.m - m_block * kBlockM), n_block * kBlockN, n_block, 0};
+    return true;
+  }
+};
 
 // The pre-shuffled B order: [n tile of 128 rows][K block][row][128 bytes in the 128-byte
 // swizzle], rows past N zero. A K-block tile is then one contiguous 16 KB run.
@@ -143,19 +181,21 @@ struct SharedLayout {
 
 // The copy warp's loop: for every K block of every unit of this CTA, wait until the ring
 // stage is free, announce its bytes and start the copies into it.
-template <int kRowGroups, int kKGroups, int kBlockN, int kStages, bool kPreshuffledB>
-__device__ __forceinline__ void produce(const Fp8BlockscaleParams& p,
+template <int kRowGroups, int kKGroups, int kBlockN, int kStages, bool kPreshuffledB, class Schedule>
+__device__ __forceinline__ void produce(const typename Schedule::Params& params, Schedule& schedule,
                                         const SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>& smem) {
   using namespace fp8_detail;
   using Layout = SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>;
+  const Fp8BlockscaleParams& p = Schedule::gemm(params);
   constexpr int kSubTiles = kBlockN / kSubTileN;
   const int kblocks = (p.k + kBlockK - 1) / kBlockK;
-  const int units = (p.m + Layout::kBlockM - 1) / Layout::kBlockM * ((p.n + kBlockN - 1) / kBlockN);
   const int sub_tiles_in_n = (p.n + kSubTileN - 1) / kSubTileN;
   uint32_t q = 0;
-  for (int unit = int(blockIdx.x) / p.split_k; unit < units; unit += int(gridDim.x) / p.split_k) {
-    const WorkUnit w = work_unit(p, unit, Layout::kBlockM, kblocks);
-    const int sub_tiles = min(kSubTiles, sub_tiles_in_n - w.n_block * kSubTiles);  // pre-shuffled: those that exist
+  TileCoords tile;
+  for (int unit = int(blockIdx.x) / p.split_k; schedule.template next<Layout::kBlockM, kBlockN>(params, unit, tile);
+       unit += int(gridDim.x) / p.split_k) {
+    const WorkUnit w = work_unit(p, tile, kblocks);
+    const int sub_tiles = min(kSubTiles, sub_tiles_in_n - w.tile.n_block * kSubTiles);  // pre-shuffled: those that exist
     const uint32_t b_bytes = kPreshuffledB ? sub_tiles * kSubTileN * kBlockK : Layout::kBTileBytes;
     for (int i = 0; i < w.kb_count; ++i, ++q) {
       const int kb = w.kb_begin + i;
@@ -165,15 +205,15 @@ __device__ __forceinline__ void produce(const Fp8BlockscaleParams& p,
       tma::wait_barrier(smem.empty_barrier(stage), parity ^ 1);  // a fresh barrier counts as released
       const uint32_t full = smem.full_barrier(stage);
       tma::arrive_expect_bytes(full, p.a_box_rows * (kTileBytesPerRow + 4) + b_bytes);
-      tma::load_tile_2d(smem.a_tile(stage), &p.a_map, kb * kBlockK, w.m_block * Layout::kBlockM, full);
-      tma::load_tile_2d(smem.a_scale_slot(stage), &p.a_scale_map, w.m_block * Layout::kBlockM, kb, full);
+      tma::load_tile_2d(smem.a_tile(stage), &p.a_map, kb * kBlockK, w.tile.a_row, full);
+      tma::load_tile_2d(smem.a_scale_slot(stage), &p.a_scale_map, w.tile.a_row, kb, full);
       if constexpr (kPreshuffledB) {
         for (int h = 0; h < sub_tiles; ++h)  // a pre-shuffled tile is 128 consecutive 128-byte rows
           tma::load_tile_2d(smem.b_tile(stage) + h * kSubTileN * kTileBytesPerRow, &p.b_map, 0,
-                            int(preshuffled_tile_offset(w.n_block * kSubTiles + h, kb, kblocks) / kTileBytesPerRow),
+                            int(preshuffled_tile_offset(w.tile.n_block * kSubTiles + h, kb, kblocks) / kTileBytesPerRow),
                             full);
       } else {
-        tma::load_tile_2d(smem.b_tile(stage), &p.b_map, kb * kBlockK, w.n_block * kBlockN, full);
+        tma::load_tile_2d(smem.b_tile(stage), &p.b_map, kb * kBlockK, w.tile.b_row, full);
       }
     }
   }
@@ -181,11 +221,12 @@ __device__ __forceinline__ void produce(const Fp8BlockscaleParams& p,
 
 // The math warpgroups' loop: block products, promotion, the K groups' and the cluster's
 // sums, and the bulk store of each finished tile.
-template <int kRowGroups, int kKGroups, int kBlockN, bool kClusterSplit, int kStages>
-__device__ __forceinline__ void consume(const Fp8BlockscaleParams& p,
+template <int kRowGroups, int kKGroups, int kBlockN, bool kClusterSplit, int kStages, class Schedule>
+__device__ __forceinline__ void consume(const typename Schedule::Params& params, Schedule& schedule,
                                         const SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>& smem) {
   using namespace fp8_detail;
   using Layout = SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>;
+  const Fp8BlockscaleParams& p = Schedule::gemm(params);
   constexpr int kBlockM = Layout::kBlockM;
   constexpr int kConsumerThreads = kRowGroups * kKGroups * 128;
   constexpr int kEpilogueThreads = kRowGroups * 128;  // K group 0
@@ -194,7 +235,6 @@ __device__ __forceinline__ void consume(const Fp8BlockscaleParams& p,
   constexpr int kProductRegisters = kSubTileN / 2;
   constexpr int kAllConsumersBarrier = 1, kEpilogueBarrier = 2;
   const int kblocks = (p.k + kBlockK - 1) / kBlockK;
-  const int units = (p.m + kBlockM - 1) / kBlockM * ((p.n + kBlockN - 1) / kBlockN);
   const int sub_tiles_in_n = (p.n + kSubTileN - 1) / kSubTileN;
   const int rank = int(blockIdx.x) % p.split_k;
   const int warpgroup = threadIdx.x / 128;
@@ -208,15 +248,17 @@ __device__ __forceinline__ void consume(const Fp8BlockscaleParams& p,
   uint32_t q_unit = 0;       // K blocks this CTA consumed before the current unit
   uint32_t unit_parity = 0;  // phase parity of the partials barriers in the current unit
   int unit_kblocks = 0;      // the current unit's K blocks (advances q_unit, also past a `continue`)
-  for (int unit = int(blockIdx.x) / p.split_k; unit < units;
+  TileCoords tile;
+  for (int unit = int(blockIdx.x) / p.split_k; schedule.template next<kBlockM, kBlockN>(params, unit, tile);
        q_unit += unit_kblocks, unit_parity ^= 1, unit += int(gridDim.x) / p.split_k) {
-    const WorkUnit w = work_unit(p, unit, kBlockM, kblocks);
+    const WorkUnit w = work_unit(p, tile, kblocks);
     unit_kblocks = w.kb_count;
-    const int m0 = w.m_block * kBlockM, n0 = w.n_block * kBlockN;
+    const int m0 = w.tile.a_row, n0 = w.tile.n_block * kBlockN;
     const float* b_scales_rows[kSubTiles];  // past N: the last block's (those columns are never stored)
 #pragma unroll
     for (int h = 0; h < kSubTiles; ++h)
-      b_scales_rows[h] = p.b_scales + int64_t(min(w.n_block * kSubTiles + h, sub_tiles_in_n - 1)) * kblocks;
+      b_scales_rows[h] =
+          p.b_scales + int64_t(w.tile.b_scale_row + min(w.tile.n_block * kSubTiles + h, sub_tiles_in_n - 1)) * kblocks;
 #pragma unroll
     for (int i = 0; i < kAccumulators; ++i) accumulators[i] = 0.0f;
 
@@ -326,7 +368,15 @@ __device__ __forceinline__ void consume(const Fp8BlockscaleParams& p,
     }
     ptx::fence_generic_to_async_proxy();
     tma::sync_named(kEpilogueBarrier, kEpilogueThreads);
-    if (threadIdx.x == 0) {  // 64-column boxes; rows past M and columns past N are not written
+    bool stored_row_by_row = false;
+    if constexpr (Schedule::kPartialTiles) {  // a tile short of rows: the schedule writes exactly its rows
+      if (w.tile.rows < kBlockM) {
+        Schedule::template store_rows<kBlockM, kBlockN>(params, smem.staged_c, w.tile, n0, int(threadIdx.x),
+                                                        kEpilogueThreads);
+        stored_row_by_row = true;
+      }
+    }
+    if (!stored_row_by_row && threadIdx.x == 0) {  // 64-column boxes; rows past M and columns past N are not written
 #pragma unroll
       for (int box = 0; box < kBlockN / 64; ++box)
         if (n0 + box * 64 < p.n) tma::store_tile_2d(&p.c_map, n0 + box * 64, m0, smem.staged_c + box * kBlockM * 128);
@@ -336,15 +386,19 @@ __device__ __forceinline__ void consume(const Fp8BlockscaleParams& p,
   if (threadIdx.x == 0) tma::wait_stores();  // shared memory must outlive the last store's reads
 }
 
-template <int kRowGroups, int kKGroups, int kBlockN, bool kClusterSplit, int kStages, bool kPreshuffledB>
+template <int kRowGroups, int kKGroups, int kBlockN, bool kClusterSplit, int kStages, bool kPreshuffledB,
+          class Schedule = DenseSchedule>
 __global__ void __launch_bounds__((kRowGroups * kKGroups + 1) * 128, 1)
-    fp8_blockscale_kernel(const __grid_constant__ Fp8BlockscaleParams p) {
+    fp8_blockscale_kernel(const __grid_constant__ typename Schedule::Params params) {
   using Layout = SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>;
   constexpr int kConsumers = kRowGroups * kKGroups;
   static_assert(kStages % kKGroups == 0, "each ring stage must always serve the same K group");
+  static_assert(!(kPreshuffledB && Schedule::kPartialTiles), "pre-shuffled B holds one GEMM's weights");
+  const Fp8BlockscaleParams& p = Schedule::gemm(params);
 
   extern __shared__ uint8_t shared_raw[];
   __shared__ alignas(8) uint64_t barriers[2 * kStages + 2];
+  Schedule schedule;  // this thread's walk over its units
   Layout smem;
   smem.stages = (ptx::shared_address(shared_raw) + 1023u) & ~1023u;
   smem.staged_c = smem.stages + kStages * Layout::kStageBytes;
@@ -386,12 +440,12 @@ __global__ void __launch_bounds__((kRowGroups * kKGroups + 1) * 128, 1)
       tma::prefetch_tensor_map(&p.a_scale_map);
       tma::prefetch_tensor_map(&p.b_map);
     }
-    join_grid_order();
-    if (copy_thread) produce<kRowGroups, kKGroups, kBlockN, kStages, kPreshuffledB>(p, smem);
+    join_grid_order();  // before the schedule's first read of the rows per group, too
+    if (copy_thread) produce<kRowGroups, kKGroups, kBlockN, kStages, kPreshuffledB>(params, schedule, smem);
   } else {
     if constexpr (kConsumers > 1) tma::claim_registers<fp8_detail::RegisterSplit<kConsumers>::consumer>();
     join_grid_order();
-    consume<kRowGroups, kKGroups, kBlockN, kClusterSplit, kStages>(p, smem);
+    consume<kRowGroups, kKGroups, kBlockN, kClusterSplit, kStages>(params, schedule, smem);
   }
   // A CTA's shared memory and barriers must outlive the other CTAs' accesses to them.
   if constexpr (kClusterSplit) tma::sync_cluster();

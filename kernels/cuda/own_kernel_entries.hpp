@@ -1,6 +1,7 @@
 // The registry entries of our own CUDA kernels, one per file; own_kernels.cpp registers them.
 #pragma once
 
+#include "kernels/grouped_gemm.hpp"
 #include "kernels/kernel.hpp"
 
 namespace shapescope::kernels::cuda {
@@ -8,5 +9,6 @@ namespace shapescope::kernels::cuda {
 KernelEntry fp8_blockscale_entry();              // fp8_blockscale.cu
 KernelEntry fp8_blockscale_bpreshuffle_entry();  // fp8_blockscale_bpreshuffle.cu
 KernelEntry a16w8_blockscale_batched_entry();    // a16w8_blockscale_batched.cu
+GroupedKernelEntry fp8_blockscale_grouped_entry();  // fp8_blockscale_grouped.cu
 
 }  // namespace shapescope::kernels::cuda

@@ -1,0 +1,157 @@
+// cpu_fp8_blockscale_grouped: the grouped block-scaled FP8 GEMM on the CPU, so the whole
+// grouped path (routing, layouts, the per-group check, CSV and sidecar) runs without a GPU.
+// Each group with rows runs cpu_fp8_blockscale's product on its own rows and weights; A and
+// C sit in the problem's layout (contiguous with padding between groups, or masked slots),
+// padding rows are neither decoded nor computed. Tasks are (group, 128-column block) pairs.
+#include "kernels/cpu/cpu_kernels.hpp"
+
+#include <fmt/format.h>
+
+#include "kernels/cpu/cpu_fp8_columns.hpp"
+#include "kernels/cpu/cpu_gemm.hpp"
+#include "kernels/cpu/parallel_for.hpp"
+#include "kernels/grouped_gemm.hpp"
+#include "kernels/grouped_reference.hpp"
+#include "kernels/synthetic_operands.hpp"
+
+namespace shapescope::kernels::cpu {
+
+namespace {
+
+using synthetic::blocks;
+using synthetic::kScaleBlock;
+using synthetic::Stream;
+
+struct GroupedFp8Weights {
+  GroupedWeightShape shape;
+  uint64_t seed = 0;
+  std::vector<float> decoded;  // [group][n][k]
+  std::vector<float> scales;   // [group][ceil(n/128)][ceil(k/128)]
+};
+
+class GroupedFp8Gemm final : public GroupedPreparedGemm {
+ public:
+  GroupedFp8Gemm(const GroupedFp8Weights& weights, GroupedShape shape, uint64_t seed, int threads)
+      : weights_(weights), shape_(std::move(shape)), seed_(seed), threads_(threads) {
+    const int64_t k = shape_.k, k_blocks = blocks(k), layout_rows = shape_.layout_rows();
+    a_codes_.assign(std::size_t(layout_rows * k), 0);
+    a_scales_.assign(std::size_t(layout_rows * k_blocks), 0.0f);
+    a_decoded_.assign(a_codes_.size(), 0.0f);
+    output_.assign(std::size_t(layout_rows * shape_.n), kPoisonBf16);
+    for (int64_t g = 0; g < shape_.groups(); ++g) {
+      const int64_t first = shape_.first_row(g), routed = shape_.routed_row(g);
+      parallel_for(threads_, shape_.rows[std::size_t(g)], [&](int64_t i) {
+        const uint64_t logical_row = uint64_t(routed + i);  // synthetic a_index(0, row, col) = row * k + col
+        for (int64_t col = 0; col < k; ++col)
+          a_codes_[std::size_t((first + i) * k + col)] =
+              synthetic::fp8_code(seed_, Stream::a_codes, logical_row * uint64_t(k) + uint64_t(col));
+        for (int64_t kb = 0; kb < k_blocks; ++kb)
+          a_scales_[std::size_t((first + i) * k_blocks + kb)] =
+              synthetic::block_scale(seed_, Stream::a_scales, logical_row * uint64_t(k_blocks) + uint64_t(kb));
+      });
+      if (shape_.rows[std::size_t(g)] > 0) active_.push_back(g);
+    }
+  }
+
+  void run() override {
+    const auto& table = e4m3_table();
+    const int64_t n = shape_.n, k = shape_.k, k_blocks = blocks(k), n_blocks = blocks(n);
+    for (const int64_t g : active_) {
+      const int64_t first = shape_.first_row(g);
+      parallel_for(threads_, shape_.rows[std::size_t(g)], [&](int64_t i) {
+        for (int64_t col = (first + i) * k; col < (first + i + 1) * k; ++col)
+          a_decoded_[std::size_t(col)] = table[a_codes_[std::size_t(col)]];
+      });
+    }
+    parallel_for(threads_, int64_t(active_.size()) * n_blocks, [&](int64_t task) {
+      const int64_t g = active_[std::size_t(task / n_blocks)], n_block = task % n_blocks;
+      const int64_t first = shape_.first_row(g), rows = shape_.rows[std::size_t(g)];
+      const int64_t col0 = n_block * kScaleBlock, width = std::min(kScaleBlock, n - col0);
+      const RowMajorMatrix tile = fp8_blockscale_columns(
+          {a_decoded_.data() + first * k, a_scales_.data() + first * k_blocks,
+           weights_.decoded.data() + (g * n + col0) * k, weights_.scales.data() + (g * n_blocks + n_block) * k_blocks,
+           rows, width, k});
+      for (int64_t row = 0; row < rows; ++row)
+        for (int64_t col = 0; col < width; ++col)
+          output_[std::size_t((first + row) * n + col0 + col)] = encode_bf16(tile(row, col));
+    });
+  }
+
+  CheckResult check() override {
+    std::fill(output_.begin(), output_.end(), kPoisonBf16);
+    run();
+    const std::vector<GroupedOutputIndex> indices = sample_grouped_output(shape_, kCheckElements);
+    std::vector<uint16_t> sampled;
+    sampled.reserve(indices.size());
+    for (const GroupedOutputIndex& index : indices)
+      sampled.push_back(output_[std::size_t(layout_row(shape_, index) * shape_.n + index.col)]);
+    return compare_grouped_with_reference(OperandFormat::fp8_blockscale, shape_, seed_, weights_.seed, indices,
+                                          sampled);
+  }
+
+  std::string launch_name() const override {
+    return fmt::format("cpu_fp8_blockscale_grouped({} of {} groups, eigen sgemm per K128 block, {} threads)",
+                       active_.size(), shape_.groups(), threads_);
+  }
+  double min_bytes() const override { return grouped_min_bytes(shape_, true); }
+  int64_t executed_rows() const override { return shape_.useful_rows(); }  // padding rows are skipped
+
+ private:
+  const GroupedFp8Weights& weights_;
+  GroupedShape shape_;
+  uint64_t seed_;
+  int threads_;
+  std::vector<int64_t> active_;   // groups with rows
+  std::vector<uint8_t> a_codes_;  // [layout rows][k], zeros in padding rows
+  std::vector<float> a_scales_;   // [layout rows][ceil(k/128)]
+  std::vector<float> a_decoded_;  // scratch, rewritten by every run
+  std::vector<uint16_t> output_;  // [layout rows][n] bf16
+};
+
+class GroupedFp8Session final : public GroupedGemmSession {
+ public:
+  GroupedFp8Session(const GroupedWeightShape& shape, uint64_t seed, int threads) : threads_(threads) {
+    weights_.shape = shape;
+    weights_.seed = seed;
+    weights_.decoded = decode_fp8_all(fp8_codes(seed, Stream::b_codes, shape.groups, shape.n, shape.k, threads), threads);
+    weights_.scales = block_scales(seed, Stream::b_scales, shape.groups * blocks(shape.n) * blocks(shape.k));
+  }
+
+  std::size_t activation_bytes(const GroupedShape& shape) const override {
+    // codes + decoded floats + scales + bf16 output, over the layout's rows
+    return std::size_t(shape.layout_rows() * (shape.k * 5 + blocks(shape.k) * 4 + shape.n * 2));
+  }
+
+  std::unique_ptr<GroupedPreparedGemm> prepare(const GroupedShape& shape, uint64_t seed) override {
+    if (shape.groups() != weights_.shape.groups || shape.n != weights_.shape.n || shape.k != weights_.shape.k)
+      throw std::logic_error("cpu_fp8_blockscale_grouped: the shape does not match the session's weights");
+    return std::make_unique<GroupedFp8Gemm>(weights_, shape, seed, threads_);
+  }
+
+ private:
+  int threads_;
+  GroupedFp8Weights weights_;
+};
+
+}  // namespace
+
+GroupedKernelEntry cpu_fp8_blockscale_grouped_entry() {
+  GroupedKernelEntry entry;
+  entry.name = "cpu_fp8_blockscale_grouped";
+  entry.backend = BackendKind::cpu;
+  entry.dtype = "fp8";
+  entry.formats = "A e4m3 1x128 f32 scales (contiguous or masked groups), B [groups] e4m3 128x128 f32 scales, C bf16";
+  entry.description = "per group with rows, cpu_fp8_blockscale's Eigen product; padding rows skipped";
+  entry.peak_kernel = "cpu_fp8_blockscale";
+  entry.unsupported_reason = [](const GroupedShape&) -> std::optional<std::string> { return std::nullopt; };
+  entry.describe_config = [](const GroupedShape& shape) {
+    return fmt::format("{} groups with rows x {} column blocks of 128, {} K blocks", shape.active_groups(),
+                       blocks(shape.n), blocks(shape.k));
+  };
+  entry.open = [](Device& device, const GroupedWeightShape& shape, uint64_t seed) -> std::unique_ptr<GroupedGemmSession> {
+    return std::make_unique<GroupedFp8Session>(shape, seed, device.info().multiprocessors);
+  };
+  return entry;
+}
+
+}  // namespace shapescope::kernels::cpu

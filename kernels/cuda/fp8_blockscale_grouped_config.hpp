@@ -1,0 +1,76 @@
+// The heuristic of fp8_blockscale_grouped: the dense kernel's candidates (its compiled
+// instances, each with every split it runs) priced by the same grid cost model over the
+// grouped GEMM's own work: the tiles of every group (never a tile of padding), the stage
+// rows the largest group needs, and the bytes of every expert with rows. Host-only, so the
+// CPU tests check it.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cuda/fp8_blockscale_config.hpp"
+#include "kernels/grouped_gemm.hpp"
+
+namespace shapescope::kernels::cuda {
+
+// Rows of A one copy delivers for a layout: the largest group a tile can hold (masked: the
+// slot, whatever the valid counts a graph replays with), rounded up to 8, at most the tile.
+inline int64_t grouped_a_box_rows(const GroupedShape& shape, int block_m) {
+  const int64_t largest = shape.layout == GroupLayout::masked ? shape.max_m : shape.max_rows();
+  return std::min<int64_t>(block_m, std::max<int64_t>((largest + 7) / 8 * 8, 8));
+}
+
+inline int64_t grouped_tiles(const GroupedShape& shape, int block_m, int block_n) {
+  int64_t m_tiles = 0;
+  for (const int64_t rows : shape.rows) m_tiles += (rows + block_m - 1) / block_m;
+  return m_tiles * ((shape.n + block_n - 1) / block_n);
+}
+
+inline GridCostModel::Work grouped_work(const GroupedShape& shape, const Fp8BlockscaleConfig& config) {
+  GridCostModel::Work work;
+  const int64_t n_blocks = (shape.n + config.block_n - 1) / config.block_n;
+  const double rows = double(shape.useful_rows()), n = double(shape.n), k = double(shape.k);
+  work.kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
+  work.tiles = grouped_tiles(shape, config.block_m(), config.block_n);
+  work.a_rows = double(grouped_a_box_rows(shape, config.block_m()));
+  work.a_bytes = rows * k;
+  work.a_and_c_bytes = work.a_bytes + 2.0 * rows * n;
+  work.b_column_bytes = double(config.block_n) * k;
+  // Every active expert's weights; a B tile column serves that expert's row tiles only.
+  work.b_bytes = double(shape.active_groups() * n_blocks) * work.b_column_bytes;
+  work.tiles_per_b_column =
+      std::max(1.0, double(work.tiles) / double(std::max<int64_t>(shape.active_groups() * n_blocks, 1)));
+  return work;
+}
+
+// The instances grouped GEMMs run: all but the 192-row tile, which spills registers under the
+// grouped schedule (ptxas: 56 bytes; the dense one spills none).
+constexpr bool fp8_grouped_instance(const Fp8Instance& instance) { return instance.row_groups < 3; }
+
+inline Fp8BlockscaleConfig choose_fp8_grouped_config(const GroupedShape& shape, const Fp8DeviceSpec& spec) {
+  const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
+  const GridCostModel model;
+  std::vector<Fp8CostedConfig> costed;
+  for (const Fp8Instance& instance : kFp8Instances) {
+    if (!fp8_grouped_instance(instance) || !(shape.max_rows() > kFp8SmallMLimit || instance.row_groups == 1)) continue;
+    const Fp8BlockscaleConfig tile{instance.row_groups, instance.k_groups, instance.block_n};
+    const GridCostModel::Work work = grouped_work(shape, tile);
+    const int64_t first_split = instance.cluster_split ? 2 : 1;
+    const int64_t last_split = instance.cluster_split ? std::min<int64_t>(kblocks, kFp8MaxSplit) : 1;
+    for (int64_t split = first_split; split <= last_split; ++split) {
+      const Fp8BlockscaleConfig candidate = with_split_over(tile, kblocks, std::max<int64_t>(work.tiles, 1), split, spec);
+      if (candidate.split_k != split) continue;  // each split once
+      if (candidate.ctas < 1 || !fp8_fits_device(candidate, spec)) continue;
+      costed.push_back({candidate, model.microseconds(work, candidate, candidate.split_k, spec)});
+    }
+  }
+  if (costed.empty())
+    throw UserError("fp8_blockscale_grouped: no compiled instance fits " + spec.name + " (" +
+                    std::to_string(spec.shared_bytes_per_block_optin) + " bytes of shared memory per block); "
+                    "pick another kernel");
+  return cheapest_fp8_config(costed).config;
+}
+
+}  // namespace shapescope::kernels::cuda
