@@ -5,6 +5,7 @@ passed to `profile` unchanged (--timing, --out, --min-samples, ...)."""
 import argparse
 import importlib
 import sys
+import types
 
 from ._core import ProfileError, profile
 
@@ -43,6 +44,15 @@ def main(argv=None):
         return error.exit_code
     return 0
 
+
+class _CallableModule(types.ModuleType):
+    """`import shapescope.profile` rebinds the package's `profile` to this module: calling it still profiles."""
+
+    def __call__(self, *args, **kwargs):
+        return profile(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -113,6 +113,12 @@ class PythonCpuPath(unittest.TestCase):
             shapescope.profile(bf16_gemm, "no_such_model", "o_proj", 1, [1], backend="cpu", out=self.out)
         self.assertEqual(raised.exception.exit_code, 2)
 
+    def test_importing_the_command_line_module_keeps_profile_callable(self):
+        import shapescope.profile  # noqa: F401 (rebinds the package attribute to the submodule)
+        self.assertEqual(shapescope.profile(bf16_gemm, "tiny", "o_proj", 1, [1], hf_config=self.config,
+                                            backend="cpu", out=self.out, name="py_after_import", extra_args=FAST), 0)
+        self.assertEqual([row["status"] for row in self.rows("py_after_import")], ["ok"])
+
     def test_command_line_entry_point(self):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
         result = subprocess.run([sys.executable, "-m", "shapescope.profile", "--callable", f"{__name__}:bf16_gemm",
