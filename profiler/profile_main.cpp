@@ -1,4 +1,5 @@
 // `profile`: parse the command line, build a SweepPlan, run it, print the summary.
+// (main() is profile_executable.cpp; the Python entry point calls profile_cli through libshapescope_c.)
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -8,7 +9,9 @@
 #include "common/cli_errors.hpp"
 #include "common/interrupt.hpp"
 #include "common/user_error.hpp"
+#include "kernels/plugin_kernels.hpp"
 #include "profiler/grouped_sweep.hpp"
+#include "profiler/profile_cli.hpp"
 #include "profiler/summary_table.hpp"
 #include "profiler/sweep_setup.hpp"
 #include "profiler/verify_plans.hpp"
@@ -29,13 +32,14 @@ std::string joined_command_line(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int shapescope::profiler::profile_cli(int argc, char** argv) {
   using namespace shapescope;
   install_interrupt_handlers();  // first: a signal during setup must not kill the process half-way
   profiler::ProfileRequest request;
   request.command_line = joined_command_line(argc, argv);
   bool list_kernels = false, list_models = false;
   profiler::VerifyRequest verify;
+  std::vector<std::string> plugins;
 
   CLI::App app{"shapescope profile: sweep M over a model layer's GEMM shapes and write one MFU CSV per (kernel, shape)"};
   app.add_option("--model", request.model, "model from the catalog (see --list-models), or the name for --hf-config");
@@ -53,6 +57,8 @@ int main(int argc, char** argv) {
   app.add_option("--grouped-preset", request.grouped.preset,
                  "fixed grouped problems instead of a model: nvfp4_targets");
   app.add_option("--kernel", request.kernels, "kernel to profile (repeatable; default: every kernel of the backend)");
+  app.add_option("--plugin", plugins,
+                 "shared library of kernels built against include/shapescope_plugin.h (repeatable; docs/plugin_abi.md)");
   app.add_flag("--list-kernels", list_kernels, "list kernels with their formats and heuristic configs");
   app.add_flag("--list-models", list_models, "list the model catalog");
   app.add_option("--backend", request.backend, "auto | cpu | cuda")->capture_default_str();
@@ -105,6 +111,7 @@ int main(int argc, char** argv) {
 
   try {
     request.seed = profiler::parse_seed(seed);
+    for (const std::string& plugin : plugins) kernels::load_plugin(plugin);
     if (list_kernels || list_models) {
       if (list_kernels) fmt::print("{}", profiler::list_kernels_text());
       if (list_models) fmt::print("{}", profiler::list_models_text());

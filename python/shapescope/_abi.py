@@ -1,0 +1,69 @@
+"""include/shapescope_plugin.h and include/shapescope_c.h as ctypes declarations (ABI version 1)."""
+import ctypes
+import os
+
+ABI_VERSION = 1
+
+FORMATS = {"bf16": 1, "fp8_blockscale": 2, "a16w8_blockscale": 3}
+BACKENDS = {"cpu": 0, "cuda": 1}
+A_SCALES_M_MAJOR = 0x1
+B_SCALES_K_PADDED_4 = 0x2
+
+
+class Shape(ctypes.Structure):
+    _fields_ = [("m", ctypes.c_int64), ("n", ctypes.c_int64), ("k", ctypes.c_int64), ("batch_count", ctypes.c_int64)]
+
+
+class Operands(ctypes.Structure):
+    _fields_ = [("shape", Shape), ("a", ctypes.c_void_p), ("a_scales", ctypes.c_void_p), ("b", ctypes.c_void_p),
+                ("b_scales", ctypes.c_void_p), ("c", ctypes.c_void_p), ("stream", ctypes.c_void_p)]
+
+
+# char* error buffers are c_void_p: the callbacks write into them with ctypes.memmove.
+PREPARE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(Operands), ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p,
+                           ctypes.c_size_t)
+RUN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(Operands), ctypes.c_void_p, ctypes.c_size_t)
+RELEASE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+LAUNCH_NAME = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+
+
+class Kernel(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("description", ctypes.c_char_p), ("format", ctypes.c_int32),
+                ("backend", ctypes.c_int32), ("flags", ctypes.c_uint32), ("prepare", PREPARE), ("run", RUN),
+                ("release", RELEASE), ("launch_name", LAUNCH_NAME)]
+
+
+class Plugin(ctypes.Structure):
+    _fields_ = [("abi_version", ctypes.c_uint32), ("kernel_count", ctypes.c_uint32),
+                ("kernels", ctypes.POINTER(Kernel))]
+
+
+def library_path():
+    """SHAPESCOPE_LIB, else the build folder of the checkout this package lives in."""
+    if os.environ.get("SHAPESCOPE_LIB"):
+        return os.environ["SHAPESCOPE_LIB"]
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.normpath(os.path.join(here, "..", "..", "build", "lib", "libshapescope_c.so"))
+
+
+_library = None
+
+
+def load_library():
+    global _library
+    if _library is None:
+        path = library_path()
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"{path} does not exist: build shapescope (target shapescope_c) or set "
+                                    "SHAPESCOPE_LIB to libshapescope_c.so")
+        library = ctypes.CDLL(path)
+        library.shapescope_c_plugin_abi_version.restype = ctypes.c_uint32
+        library.shapescope_c_profile.restype = ctypes.c_int
+        library.shapescope_c_profile.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
+                                                 ctypes.POINTER(Plugin), ctypes.c_char_p]
+        version = library.shapescope_c_plugin_abi_version()
+        if version != ABI_VERSION:
+            raise ImportError(f"{path} speaks plugin ABI version {version}, this package version {ABI_VERSION}: "
+                              "use the package from the same shapescope checkout")
+        _library = library
+    return _library
