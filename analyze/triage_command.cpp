@@ -46,6 +46,16 @@ void print_causes(std::ostream& out, const SeriesTriage& triage, std::size_t top
   }
 }
 
+// The counters beside a shapescope profile (profile --counters); a missing file is an error the user can fix.
+CountersByM counters_for(const Series& series) {
+  const std::filesystem::path path = counters_path(series.source);
+  if (series.format != "shapescope" || !std::filesystem::exists(path))
+    throw UserError(fmt::format("--explain-with-counters: no counters beside {} (expected {}); run profile "
+                                "--counters on its anomaly M values, or drop the option",
+                                series.source, path.string()));
+  return read_counters_file(path);
+}
+
 void write_text(const std::string& path, const std::string& text, std::ostream& out) {
   write_file_atomically(path, text);
   fmt::print(out, "wrote {}\n", path);
@@ -89,9 +99,14 @@ int run_triage(const AnalyzeRequest& request, const TriageRequest& triage, std::
   TriageReport report;
   report.rule = rule;
   report.row_limit = std::max<std::size_t>(request.top_n, 1) * 5;
+  std::vector<CountersByM> counters;  // one per series when --explain-with-counters, read before any analysis
+  if (triage.explain_with_counters)
+    for (const Series& series : all_series) counters.push_back(counters_for(series));
   for (const Series& series : all_series) analyses.push_back(analyze_series(series, request.analysis, weights));
-  for (const SeriesAnalysis& analysis : analyses) {
-    report.series.push_back({&analysis, explain_anomalies(*analysis.series, anomalies_of(analysis))});
+  for (std::size_t i = 0; i < analyses.size(); ++i) {
+    const SeriesAnalysis& analysis = analyses[i];
+    report.series.push_back(
+        {&analysis, explain_anomalies(*analysis.series, anomalies_of(analysis), counters.empty() ? nullptr : &counters[i])});
     print_causes(out, report.series.back(), triage.explain_top);
   }
 
