@@ -8,6 +8,7 @@
 #include "common/cli_errors.hpp"
 #include "common/interrupt.hpp"
 #include "common/user_error.hpp"
+#include "profiler/counter_pass.hpp"
 #include "profiler/summary_table.hpp"
 #include "profiler/sweep_setup.hpp"
 #include "profiler/verify_plans.hpp"
@@ -75,6 +76,10 @@ int main(int argc, char** argv) {
   app.add_option("--repeat", request.repeat,
                  "passes over the M list, each shuffled; rows keep the median and spread over passes")
       ->capture_default_str();
+  bool counters = false;
+  app.add_flag("--counters", counters,
+               "after timing, collect hardware counters (CUPTI) of one launch per M into <csv>.counters.csv, "
+               "for analyze --explain-with-counters");
   bool no_warm_up = false;
   app.add_flag("--no-warm-up", no_warm_up, "GPU: skip warming up until the SM clock settles before the sweep");
   app.add_option("--verify-plans", verify.report_path,
@@ -124,8 +129,14 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "profile: {}; {} M values x {} kernel(s) x {} shape(s) -> {}\n", setup.backend_reason,
                setup.plan.m_values.size(), setup.plan.kernels.size(), setup.plan.problems.size(),
                setup.plan.out_dir.string());
+    // Before any work: a device without usable counters says so in one line.
+    const auto counter_session = counters ? profiler::open_counters(*setup.device) : nullptr;
     const profiler::SweepResult result = profiler::run_sweep(*setup.device, setup.plan);
     fmt::print("{}", profiler::summary_table(result));
+    if (counter_session && !result.interrupted) {
+      for (const auto& path : profiler::run_counter_pass(*setup.device, *counter_session, setup.plan))
+        fmt::print("counters -> {}\n", path.string());
+    }
     if (result.interrupted) {
       fmt::print(stderr, "profile: interrupted; measured points are saved, run the same command to resume\n");
       return kExitInterrupted;
