@@ -15,7 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "common/kernel_counters.hpp"
+namespace shapescope {
+struct KernelCounters;  // common/kernel_counters.hpp
+}  // namespace shapescope
 
 namespace shapescope::kernels {
 

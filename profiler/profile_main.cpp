@@ -126,11 +126,11 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "profile: interrupted during setup; nothing was measured\n");
       return kExitInterrupted;
     }
+    // Before any work: a device without usable counters says so in one line.
+    const auto counter_session = counters ? profiler::open_counters(*setup.device) : nullptr;
     fmt::print(stderr, "profile: {}; {} M values x {} kernel(s) x {} shape(s) -> {}\n", setup.backend_reason,
                setup.plan.m_values.size(), setup.plan.kernels.size(), setup.plan.problems.size(),
                setup.plan.out_dir.string());
-    // Before any work: a device without usable counters says so in one line.
-    const auto counter_session = counters ? profiler::open_counters(*setup.device) : nullptr;
     const profiler::SweepResult result = profiler::run_sweep(*setup.device, setup.plan);
     fmt::print("{}", profiler::summary_table(result));
     if (counter_session && !result.interrupted) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/kernel_counters.hpp"
 #include "kernels/kernel.hpp"
 
 namespace shapescope::testing_fakes {

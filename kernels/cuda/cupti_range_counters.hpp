@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/kernel_counters.hpp"
 #include "kernels/kernel.hpp"
 
 namespace shapescope::kernels::cuda {
