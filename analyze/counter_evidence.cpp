@@ -42,7 +42,7 @@ std::string kernel_role(const std::string& kernel_name) {
   if (name.find("reduc") != std::string::npos || name.find("splitk") != std::string::npos ||
       name.find("split_k") != std::string::npos)
     return "split-K reduction";
-  if (name == "memset" || name.find("memset") != std::string::npos) return "memset (workspace or output clear)";
+  if (name.find("memset") != std::string::npos) return "memset (workspace or output clear)";
   return "second kernel";
 }
 
