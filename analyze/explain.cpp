@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "analyze/counter_evidence.hpp"
 #include "common/device_peaks.hpp"
 
 namespace shapescope::analyze {
@@ -114,6 +115,14 @@ std::string to_string(CauseKind kind) {
       return "noise";
     case CauseKind::throttling:
       return "throttling";
+    case CauseKind::extra_kernel:
+      return "extra kernel";
+    case CauseKind::dram_traffic:
+      return "DRAM traffic";
+    case CauseKind::idle_sms:
+      return "idle SMs";
+    case CauseKind::occupancy_drop:
+      return "occupancy drop";
   }
   return "unknown";
 }
@@ -135,6 +144,9 @@ std::optional<TileShape> tile_from_kernel_name(const std::string& kernel_name) {
   static const std::regex dims_pattern(R"(^(\d+(?:x\d+)+)E?$)");
   std::optional<TileShape> pair;
   std::string previous;
+  // shapescope's cuBLASLt description ("cublasLt algo=66 tile=128x64 …") names the tile in
+  // cuBLASLt's column-major terms: rows x columns of its D, which is our C transposed (N x M).
+  const bool cublaslt_description = kernel_name.rfind("cublasLt ", 0) == 0;
   for (auto it = std::sregex_iterator(kernel_name.begin(), kernel_name.end(), token_pattern);
        it != std::sregex_iterator(); ++it) {
     const std::string token = it->str();
@@ -155,7 +167,8 @@ std::optional<TileShape> tile_from_kernel_name(const std::string& kernel_name) {
       }
       if (dims.size() == 4) return TileShape{dims[1], dims[2]};                 // CK: block, M, N, K per block
       if (dims.size() == 3 && previous == "cktile") return TileShape{dims[0], dims[1]};  // CK-tile: M, N, K
-      if (dims.size() == 2 && dims[0] >= 16 && dims[1] >= 16 && !pair) pair = TileShape{dims[0], dims[1]};
+      if (dims.size() == 2 && dims[0] >= 16 && dims[1] >= 16 && !pair)
+        pair = cublaslt_description ? TileShape{dims[1], dims[0]} : TileShape{dims[0], dims[1]};
     }
     previous = token;
   }
@@ -168,7 +181,7 @@ int multiprocessor_count(const Series& series) {
   return 0;
 }
 
-Explanation explain_anomaly(const Series& series, const Anomaly& anomaly) {
+Explanation explain_anomaly(const Series& series, const Anomaly& anomaly, const CountersByM* counters) {
   Explanation explanation;
   explanation.m = anomaly.m;
   explanation.reference_m = anomaly.reference_m;
@@ -188,13 +201,24 @@ Explanation explain_anomaly(const Series& series, const Anomaly& anomaly) {
   } else {
     explanation.ruled_out.push_back("not flagged as throttled");
   }
+  if (counters) {
+    const auto at_here = counters->find(here.m), at_reference = counters->find(reference.m);
+    if (at_here == counters->end() || at_reference == counters->end()) {
+      explanation.ruled_out.push_back(fmt::format("no counters for M={}", at_here == counters->end() ? here.m : reference.m));
+    } else {
+      CounterFindings findings = counter_causes(at_here->second, at_reference->second);
+      for (Cause& cause : findings.causes) explanation.causes.push_back(std::move(cause));
+      if (!findings.why_not.empty()) explanation.ruled_out.push_back(findings.why_not);
+    }
+  }
   return explanation;
 }
 
-std::vector<Explanation> explain_anomalies(const Series& series, const std::vector<Anomaly>& anomalies) {
+std::vector<Explanation> explain_anomalies(const Series& series, const std::vector<Anomaly>& anomalies,
+                                           const CountersByM* counters) {
   std::vector<Explanation> explanations;
   explanations.reserve(anomalies.size());
-  for (const Anomaly& anomaly : anomalies) explanations.push_back(explain_anomaly(series, anomaly));
+  for (const Anomaly& anomaly : anomalies) explanations.push_back(explain_anomaly(series, anomaly, counters));
   return explanations;
 }
 

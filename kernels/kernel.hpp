@@ -15,6 +15,10 @@
 #include <string>
 #include <vector>
 
+namespace shapescope {
+struct KernelCounters;  // common/kernel_counters.hpp
+}  // namespace shapescope
+
 namespace shapescope::kernels {
 
 enum class BackendKind { cpu, cuda };
@@ -122,6 +126,16 @@ class RunSequence {
   virtual double replay_us() = 0;
 };
 
+// Hardware counters of one run (GPU profiling counters; common/kernel_counters.hpp).
+class CounterSession {
+ public:
+  virtual ~CounterSession() = default;
+  // Runs `run` as often as collecting needs (one replay per counter pass) and returns the
+  // metrics summed (ratios duration-weighted) over every kernel it launched. A metric the
+  // device lacks is NaN and named in `missing`; m, min_bytes and kernels are the caller's.
+  virtual KernelCounters collect(PreparedGemm& run) = 0;
+};
+
 // Where kernels run: timers, cache flushing, clocks, memory.
 class Device {
  public:
@@ -144,6 +158,10 @@ class Device {
   // Lets kernels that support it launch with programmatic dependent launch, so one GEMM's
   // prologue overlaps the previous one's tail (graph timing turns it on; a no-op on the CPU).
   virtual void set_programmatic_launch(bool on) { (void)on; }
+  // Hardware counters, where the device has them (null: none, as on the CPU). Throws
+  // std::runtime_error with one line where they exist but cannot be used (no libcupti,
+  // counters not permitted to this user).
+  virtual std::unique_ptr<CounterSession> counters() { return nullptr; }
 };
 
 struct KernelEntry {

@@ -10,6 +10,7 @@
 #include "common/interrupt.hpp"
 #include "common/user_error.hpp"
 #include "kernels/plugin_kernels.hpp"
+#include "profiler/counter_pass.hpp"
 #include "profiler/grouped_sweep.hpp"
 #include "profiler/profile_cli.hpp"
 #include "profiler/summary_table.hpp"
@@ -93,6 +94,10 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
   app.add_option("--repeat", request.repeat,
                  "passes over the M list, each shuffled; rows keep the median and spread over passes")
       ->capture_default_str();
+  bool counters = false;
+  app.add_flag("--counters", counters,
+               "after timing, collect hardware counters (CUPTI) of one launch per M into <csv>.counters.csv, "
+               "for analyze --explain-with-counters");
   bool no_warm_up = false;
   app.add_flag("--no-warm-up", no_warm_up, "GPU: skip warming up until the SM clock settles before the sweep");
   app.add_option("--verify-plans", verify.report_path,
@@ -140,6 +145,11 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
       fmt::print(stderr, "profile: interrupted during setup; nothing was measured\n");
       return kExitInterrupted;
     }
+    if (counters && setup.grouped) {
+      throw UserError("--counters measures dense sweeps; drop --module experts / --grouped-preset, or --counters");
+    }
+    // Before any work: a device without usable counters says so in one line.
+    const auto counter_session = counters ? profiler::open_counters(*setup.device) : nullptr;
     if (setup.grouped) {
       fmt::print(stderr, "profile: {}; {} grouped problem(s) x {} kernel(s), {} -> {}\n", setup.backend_reason,
                  setup.grouped->series.size(), setup.grouped->kernels.size(),
@@ -154,6 +164,10 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
                                                        : profiler::run_sweep(*setup.device, setup.plan);
     fmt::print("{}", profiler::summary_table(result));
     if (setup.grouped) fmt::print("{}", profiler::speed_of_light_summary(result));
+    if (counter_session && !result.interrupted) {
+      for (const auto& path : profiler::run_counter_pass(*setup.device, *counter_session, setup.plan))
+        fmt::print("counters -> {}\n", path.string());
+    }
     if (result.interrupted) {
       fmt::print(stderr, "profile: interrupted; measured points are saved, run the same command to resume\n");
       return kExitInterrupted;

@@ -75,7 +75,7 @@ double measure_point(kernels::Device& device, SessionPool& pool, const SweepPlan
     return 0;
   }
   try {
-    const uint64_t seed = kernels::synthetic::mix(plan.seed + uint64_t(row.m));
+    const uint64_t seed = activation_seed(plan.seed, row.m);
     auto gemm = session.prepare(row.m, seed);
     row.kernel_name = gemm->launch_name();
     const kernels::CheckResult check = gemm->check();
@@ -100,6 +100,8 @@ double measure_point(kernels::Device& device, SessionPool& pool, const SweepPlan
 }
 
 }  // namespace
+
+uint64_t activation_seed(uint64_t seed, int64_t m) { return kernels::synthetic::mix(seed + uint64_t(m)); }
 
 std::string profile_file_name(const GemmProblem& problem, const std::string& kernel, kernels::TimingMode timing) {
   const std::string batch = problem.batch_count > 1 ? fmt::format("_B{}", problem.batch_count) : "";

@@ -62,6 +62,9 @@ void mark_sidecar_complete(const std::filesystem::path& csv);
 std::string profile_file_name(const GemmProblem& problem, const std::string& kernel,
                               kernels::TimingMode timing = kernels::TimingMode::events);
 
+// The seed of an M's activations in a sweep of weight seed `seed` (counters re-create them).
+uint64_t activation_seed(uint64_t seed, int64_t m);
+
 // Stops between points when interrupt_requested(), after writing what it has.
 SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan);
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyze_test_support.hpp"
+#include "common/kernel_counters.hpp"
 
 namespace shapescope::analyze {
 namespace {
@@ -97,6 +98,37 @@ TEST_F(AnalyzeCli, NumericOptionsMustBeFiniteAndInRange) {
            {profile + " --peak-tflops inf", "--peak-tflops"}}) {
     expect_user_error(run_analyze(dir_, arguments + out), named);
   }
+}
+
+// --explain-with-counters: the counters file beside a profile becomes evidence; without it,
+// one line naming the file expected.
+TEST_F(AnalyzeCli, ExplainWithCountersReadsTheFileBesideTheProfile) {
+  const std::filesystem::path committed = std::filesystem::path(SHAPESCOPE_SOURCE_DIR) /
+                                          "profiles/nvidia_h100_80gb_hbm3/"
+                                          "llama3_8b_gate_up_proj_tp2_N14336_K4096_fp8_blockscale_graph.csv";
+  const std::filesystem::path profile = dir_.path() / "llama_fp8.csv";
+  std::filesystem::copy_file(committed, profile);
+  expect_user_error(run_analyze(dir_, profile.string() + " --explain-with-counters --out-dir " +
+                                          (dir_.path() / "out").string()),
+                    "no counters beside");
+  // M=912's reference is M=880 (a kernel switch); give M=912 a hidden second kernel.
+  std::vector<KernelCounters> rows;
+  for (const int64_t m : {880, 912}) {
+    KernelCounters counters;
+    counters.m = m;
+    counters.duration_us = 30;
+    counters.kernels = {"fp8_blockscale_kernel"};
+    if (m == 912) counters.kernels.push_back("splitk_reduce_kernel");
+    rows.push_back(counters);
+  }
+  write_counters_file(counters_path(profile), rows);
+  const CliResult run = run_analyze(dir_, profile.string() + " --explain-with-counters --out-dir " +
+                                              (dir_.path() / "out").string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("extra kernel: split-K reduction (splitk_reduce_kernel); M=912 launched 2 kernel(s), "
+                            "M=880 1"),
+            std::string::npos)
+      << run.output;
 }
 
 }  // namespace

@@ -73,7 +73,8 @@ TEST(CublasLtAlgorithmName, UnknownValuesAreNamedByNumber) {
 
 // analyze's wave analysis reads the first MxN token of a kernel name as its tile: the added
 // attributes (cluster "2x1x1", stages "128x6") must not pose as one, and the tile must come
-// back as cuBLASLt's extents (rows x columns of its D, i.e. our N x M).
+// back in our terms: cuBLASLt's extents are rows x columns of its D, i.e. our N x M, so the
+// tile's M is tile_cols and its N tile_rows.
 TEST(CublasLtAlgorithmName, AnalyzeReadsTheTileFromIt) {
   for (const char* tile : {"128x128", "64x256", "256x128", "192x128", "128x64"}) {
     for (const char* cluster : {"1x2x1", "2x1x1", "4x2x1"}) {
@@ -84,7 +85,7 @@ TEST(CublasLtAlgorithmName, AnalyzeReadsTheTileFromIt) {
       SCOPED_TRACE(info.describe());
       const auto parsed = analyze::tile_from_kernel_name(info.describe());
       ASSERT_TRUE(parsed.has_value());
-      EXPECT_EQ(*parsed, (analyze::TileShape{info.tile_rows, info.tile_cols}));
+      EXPECT_EQ(*parsed, (analyze::TileShape{info.tile_cols, info.tile_rows}));
       EXPECT_EQ(std::to_string(info.tile_rows) + "x" + std::to_string(info.tile_cols), tile);
     }
   }

@@ -65,6 +65,33 @@ TEST(Explain, WaveBoundaryCrossedIsACause) {
       << explanation.causes[0].evidence;
 }
 
+// shapescope's cuBLASLt description names the tile as rows x columns of cuBLASLt's D (our
+// N x M): "tile=256x64" is 64 rows of M by 256 columns of N.
+TEST(Explain, CublasLtDescriptionTileIsReadTransposed) {
+  EXPECT_EQ(tile_from_kernel_name("cublasLt algo=66 tile=256x64 stages=64xAUTO splitK=1 reduction=NONE swizzle=0 "
+                                  "custom=0 inner=AUTO cluster=1x2x1"),
+            (TileShape{64, 256}));
+  // Other vendors' names keep their order.
+  EXPECT_EQ(tile_from_kernel_name("sm90_xmma_gemm_256x64_nt"), (TileShape{256, 64}));
+  // On the wave series (N = 128, 4 SMs) a 128-row (N) x 64-column (M) tile makes
+  // ⌈129/64⌉·⌈128/128⌉ = 3 tiles at M = 129 (75% of a wave) and 2 at M = 128 (50%); read
+  // untransposed it would be ⌈129/128⌉·⌈128/64⌉ = 4 tiles, a full wave.
+  Series series = wave_series();
+  for (SeriesPoint& point : series.points) point.kernel_name = "cublasLt algo=66 tile=128x64 stages=64xAUTO splitK=1";
+  Anomaly anomaly;
+  anomaly.index = 4;
+  anomaly.m = 129;
+  anomaly.utils = series.points[4].utils;
+  anomaly.reference_index = 3;
+  anomaly.reference_m = 128;
+  anomaly.reference_utils = series.points[3].utils;
+  const Explanation explanation = explain_anomaly(series, anomaly);
+  const auto ruled = std::find_if(explanation.ruled_out.begin(), explanation.ruled_out.end(),
+                                  [](const std::string& reason) { return reason.starts_with("waves"); });
+  ASSERT_NE(ruled, explanation.ruled_out.end()) << explanation.summary();
+  EXPECT_EQ(*ruled, "waves 75% full vs 50% at M=128");
+}
+
 TEST(Explain, NoiseAndThrottlingFromTheColumns) {
   Series series = wave_series();
   series.multiprocessors = 0;  // no SM count: no wave claim

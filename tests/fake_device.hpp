@@ -1,7 +1,7 @@
 // The one fake kernels::Device of the CPU tests: what it reports is scripted
-// (kind, name, L2 size, timer durations, clock readings, free memory) and what it
-// is asked is counted (flushes, captures and their replays, kernel timers, clock
-// readings).
+// (kind, name, L2 size, timer durations, clock readings, free memory, hardware
+// counters and the kernels a run launched) and what it is asked is counted (flushes,
+// captures and their replays, kernel timers, clock readings, counter collections).
 #pragma once
 
 #include <deque>
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/kernel_counters.hpp"
 #include "kernels/kernel.hpp"
 
 namespace shapescope::testing_fakes {
@@ -25,6 +26,10 @@ struct DeviceScript {
   int batches = 0, batched_launches = 0;       // graph replays and the runs they held
   std::vector<kernels::PreparedGemm*> last_capture;
   std::size_t clock_readings = 0;
+  bool has_counters = false;                   // counters(): a session, else null (as on the CPU)
+  std::deque<KernelCounters> counters;         // one per collect(); the last repeats
+  std::string launched;                        // what a kernel timer says a region launched
+  int counter_collections = 0;
 
   double next_duration() {
     const double duration = durations_us.front();
@@ -46,6 +51,7 @@ class FakeTimer final : public kernels::Timer {
   void start() override {}
   void stop() override { elapsed_ = script_.next_duration(); }
   double elapsed_us() override { return elapsed_; }
+  std::string launched() const override { return script_.launched; }
 
  private:
   DeviceScript& script_;
@@ -86,6 +92,22 @@ class FakeEmptyRun final : public kernels::PreparedGemm {
   DeviceScript& script_;
 };
 
+// Runs the run once per collection and hands back the scripted counters.
+class FakeCounterSession final : public kernels::CounterSession {
+ public:
+  explicit FakeCounterSession(DeviceScript& script) : script_(script) {}
+  KernelCounters collect(kernels::PreparedGemm& run) override {
+    run.run();
+    ++script_.counter_collections;
+    const KernelCounters counters = script_.counters.front();
+    if (script_.counters.size() > 1) script_.counters.pop_front();
+    return counters;
+  }
+
+ private:
+  DeviceScript& script_;
+};
+
 class FakeDevice final : public kernels::Device {
  public:
   explicit FakeDevice(DeviceScript& script) : script_(script) {}
@@ -112,6 +134,9 @@ class FakeDevice final : public kernels::Device {
     return std::make_unique<FakeTimer>(script_);
   }
   std::unique_ptr<kernels::PreparedGemm> empty_run() override { return std::make_unique<FakeEmptyRun>(script_); }
+  std::unique_ptr<kernels::CounterSession> counters() override {
+    return script_.has_counters ? std::make_unique<FakeCounterSession>(script_) : nullptr;
+  }
 
  private:
   DeviceScript& script_;

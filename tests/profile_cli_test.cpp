@@ -49,6 +49,17 @@ TEST_F(ProfileCli, BadSweepAndKernelAndFolder) {
   expect_user_error("--model llama3_8b --no-such-flag", {"--no-such-flag"});
 }
 
+TEST_F(ProfileCli, CountersOnTheCpuAreRefusedBeforeAnyWork) {
+  const fs::path out = fs::temp_directory_path() / ("shapescope_cli_counters_" + std::to_string(::getpid()));
+  expect_user_error("--model llama3_8b --backend cpu --kernel cpu_bf16 --m-list 1 --counters --out " + out.string(),
+                    {"--counters", "cpu backend has no hardware counters"});
+  int profiles_written = 0;
+  if (fs::exists(out))
+    for (const auto& entry : fs::directory_iterator(out)) profiles_written += entry.path().extension() == ".csv";
+  EXPECT_EQ(profiles_written, 0);
+  fs::remove_all(out);
+}
+
 TEST_F(ProfileCli, ConfigWhoseSizesOverflowIsRefusedBeforeAllocation) {
   const fs::path config = fs::temp_directory_path() / ("shapescope_big_config_" + std::to_string(::getpid()) + ".json");
   std::ofstream(config) << R"({"model_type": "llama", "hidden_size": 4294967296, "intermediate_size": 4294967296,

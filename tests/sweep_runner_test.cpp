@@ -17,6 +17,8 @@
 #include "common/interrupt.hpp"
 #include "common/user_error.hpp"
 #include "fake_device.hpp"
+#include "common/kernel_counters.hpp"
+#include "profiler/counter_pass.hpp"
 #include "profiler/profile_csv.hpp"
 #include "profiler/resume.hpp"
 #include "profiler/sweep_runner.hpp"
@@ -360,6 +362,47 @@ TEST(ProfileFileName, CarriesShapeBatchAndKernel) {
   EXPECT_EQ(profile_file_name(problem, "k"), "deepseek_v3_attn_mqa_absorbed_tp8_N512_K128_k.csv");
   EXPECT_EQ(profile_file_name(problem, "k", kernels::TimingMode::graph),
             "deepseek_v3_attn_mqa_absorbed_tp8_N512_K128_k_graph.csv");
+}
+
+// profile --counters: after the sweep, one counted run (and one traced run for the kernel names)
+// per M the CSV holds a good row for; failed, refused and erroring points get none.
+TEST_F(SweepRunnerTest, CounterPassCollectsEveryGoodPointOnce) {
+  script.has_counters = true;
+  KernelCounters scripted;
+  scripted.duration_us = 42.6;
+  scripted.dram_read_bytes = 9.7e7;
+  scripted.sm_active_pct = 70;
+  script.counters = {scripted};
+  script.launched = "gemm_kernel; splitKreduce_kernel";
+  run_sweep(device, plan);
+  const int runs_after_sweep = counters.runs, flushes_after_sweep = script.flushes;
+  const auto session = open_counters(device);
+  const std::vector<fs::path> written = run_counter_pass(device, *session, plan);
+  ASSERT_EQ(written, std::vector<fs::path>{counters_path(csv())});
+  // M = 1 and 2; not 3 (refused), 7 (error), 9 (numerical_fail) nor 64 (skipped-oom).
+  EXPECT_EQ(script.counter_collections, 2);
+  EXPECT_EQ(counters.runs - runs_after_sweep, 2 * 2);  // one traced run and one counted run each
+  EXPECT_EQ(script.flushes - flushes_after_sweep, 2);  // cold, as the timed samples
+  const auto rows = read_counters_file(written[0]);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const int64_t m : {1, 2}) {
+    ASSERT_TRUE(rows.count(m)) << m;
+    EXPECT_EQ(rows.at(m).duration_us, 42.6);
+    EXPECT_EQ(rows.at(m).min_bytes, 1e6);
+    EXPECT_EQ(rows.at(m).kernels, (std::vector<std::string>{"gemm_kernel", "splitKreduce_kernel"}));
+  }
+}
+
+TEST_F(SweepRunnerTest, CountersOnADeviceWithoutThemAreAUserError) {
+  script.has_counters = false;
+  script.kind = kernels::BackendKind::cpu;
+  try {
+    open_counters(device);
+    FAIL() << "no error";
+  } catch (const UserError& error) {
+    EXPECT_EQ(std::string(error.what()), "--counters: the cpu backend has no hardware counters; use a GPU or drop "
+                                         "--counters");
+  }
 }
 
 }  // namespace

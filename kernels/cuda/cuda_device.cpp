@@ -7,6 +7,7 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/empty_run.hpp"
 #include "kernels/cuda/graph_sequence.hpp"
+#include "kernels/cuda/cupti_range_counters.hpp"
 #include "kernels/cuda/kernel_duration_timer.hpp"
 #include "kernels/cuda/l2_flush.cuh"
 #include "kernels/cuda/own_kernels.hpp"
@@ -108,6 +109,8 @@ std::unique_ptr<RunSequence> CudaDevice::capture(const std::vector<PreparedGemm*
 }
 
 std::unique_ptr<Timer> CudaDevice::make_kernel_timer() { return std::make_unique<KernelDurationTimer>(); }
+
+std::unique_ptr<CounterSession> CudaDevice::counters() { return std::make_unique<CuptiRangeCounters>(ordinal_); }
 
 std::unique_ptr<PreparedGemm> CudaDevice::empty_run() { return make_empty_run(*this); }
 

@@ -1,6 +1,6 @@
 // The CUDA device: one stream for everything timed, cudaEvent timers, an L2
 // flush by a read pass over a buffer larger than L2 (l2_flush.cuh), NVML clocks,
-// CUDA-graph sequences and CUPTI kernel durations.
+// CUDA-graph sequences, CUPTI kernel durations and CUPTI hardware counters.
 //
 // CUDA kernels read stream() on every run() (never cache it): verify-plans
 // redirects runs to other streams with a StreamOverride to run sub-GEMMs concurrently.
@@ -33,6 +33,8 @@ class CudaDevice final : public Device {
   std::unique_ptr<RunSequence> capture(const std::vector<PreparedGemm*>& runs) override;
   std::unique_ptr<Timer> make_kernel_timer() override;
   std::unique_ptr<PreparedGemm> empty_run() override;
+  // CUPTI's range profiler (cupti_range_counters.hpp).
+  std::unique_ptr<CounterSession> counters() override;
   // Our kernels read this at every launch (and name it in launch_name()).
   void set_programmatic_launch(bool on) override { programmatic_launch_ = on; }
   bool programmatic_launch() const { return programmatic_launch_; }

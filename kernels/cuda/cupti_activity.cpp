@@ -1,10 +1,11 @@
 #include "kernels/cuda/cupti_activity.hpp"
 
 #include <cupti_activity.h>
-#include <dlfcn.h>
 
 #include <cstdlib>
 #include <stdexcept>
+
+#include "kernels/cuda/cupti_library.hpp"
 
 namespace shapescope::kernels::cuda {
 
@@ -14,7 +15,6 @@ struct CuptiActivity::Api {
   CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc) = nullptr;
   CUptiResult (*flush_all)(uint32_t) = nullptr;
   CUptiResult (*next_record)(uint8_t*, size_t, CUpti_Activity**) = nullptr;
-  CUptiResult (*result_string)(CUptiResult, const char**) = nullptr;
 };
 
 namespace {
@@ -24,24 +24,9 @@ constexpr std::size_t kBufferBytes = 1 << 20;
 constexpr CUpti_ActivityKind kTracedKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMSET};
 
 template <typename Function>
-bool load(void* library, const char* name, Function& function) {
-  function = reinterpret_cast<Function>(dlsym(library, name));
+bool load(const char* name, Function& function) {
+  function = cupti_function<Function>(name);
   return function != nullptr;
-}
-
-// SHAPESCOPE_CUPTI names the library when it is elsewhere; then the loader's path,
-// then the CUDA toolkit's usual places.
-void* open_cupti(std::string& tried) {
-  std::vector<std::string> candidates;
-  if (const char* path = std::getenv("SHAPESCOPE_CUPTI")) candidates.push_back(path);
-  for (const char* name : {"libcupti.so", "libcupti.so.13", "/usr/local/cuda/lib64/libcupti.so",
-                           "/usr/local/cuda/lib/libcupti.so", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so"})
-    candidates.push_back(name);
-  for (const std::string& candidate : candidates) {
-    if (void* library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)) return library;
-    tried += (tried.empty() ? "" : ", ") + candidate;
-  }
-  return nullptr;
 }
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -63,25 +48,20 @@ CuptiActivity& CuptiActivity::instance() {
 }
 
 CuptiActivity::CuptiActivity() {
-  std::string tried;
-  library_ = open_cupti(tried);
-  if (!library_)
-    throw std::runtime_error("kernel timing needs libcupti (CUDA toolkit), not found as " + tried +
-                             "; set SHAPESCOPE_CUPTI to its path or use --timing events|graph");
+  try {
+    cupti_library();
+  } catch (const std::runtime_error& missing) {
+    throw std::runtime_error(std::string("kernel timing needs ") + missing.what() + " or use --timing events|graph");
+  }
   api_ = std::make_unique<Api>();
-  const bool complete = load(library_, "cuptiActivityEnable", api_->enable) &&
-                        load(library_, "cuptiActivityDisable", api_->disable) &&
-                        load(library_, "cuptiActivityRegisterCallbacks", api_->register_callbacks) &&
-                        load(library_, "cuptiActivityFlushAll", api_->flush_all) &&
-                        load(library_, "cuptiActivityGetNextRecord", api_->next_record) &&
-                        load(library_, "cuptiGetResultString", api_->result_string);
+  const bool complete = load("cuptiActivityEnable", api_->enable) && load("cuptiActivityDisable", api_->disable) &&
+                        load("cuptiActivityRegisterCallbacks", api_->register_callbacks) &&
+                        load("cuptiActivityFlushAll", api_->flush_all) &&
+                        load("cuptiActivityGetNextRecord", api_->next_record);
   if (!complete) throw std::runtime_error("kernel timing: the libcupti found lacks the activity API");
   const CUptiResult registered = api_->register_callbacks(buffer_requested, buffer_completed);
-  if (registered != CUPTI_SUCCESS) {
-    const char* text = "?";
-    api_->result_string(registered, &text);
-    throw std::runtime_error(std::string("kernel timing: cuptiActivityRegisterCallbacks failed: ") + text);
-  }
+  if (registered != CUPTI_SUCCESS)
+    throw std::runtime_error("kernel timing: cuptiActivityRegisterCallbacks failed: " + cupti_result_text(registered));
 }
 
 CuptiActivity::~CuptiActivity() = default;
@@ -90,9 +70,7 @@ void CuptiActivity::enable(bool on) {
   for (CUpti_ActivityKind kind : kTracedKinds) {
     const CUptiResult result = on ? api_->enable(kind) : api_->disable(kind);
     if (result != CUPTI_SUCCESS && on) {
-      const char* text = "?";
-      api_->result_string(result, &text);
-      throw std::runtime_error(std::string("kernel timing: cuptiActivityEnable failed: ") + text +
+      throw std::runtime_error("kernel timing: cuptiActivityEnable failed: " + cupti_result_text(result) +
                                " (is another profiler attached, or are GPU traces not permitted here?)");
     }
   }

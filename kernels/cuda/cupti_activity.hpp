@@ -1,6 +1,6 @@
 // The GPU's own record of every kernel (and memset) it ran, from the CUDA toolkit's
-// CUPTI activity API: libcupti is loaded at run time, so a build or a machine without
-// it still works, and kernel timing then says what is missing.
+// CUPTI activity API: libcupti is loaded at run time (cupti_library.hpp), so a build or
+// a machine without it still works, and kernel timing then says what is missing.
 #pragma once
 
 #include <cstddef>
@@ -43,7 +43,6 @@ class CuptiActivity {
   ~CuptiActivity();
   CuptiActivity();
   void enable(bool on);
-  void* library_ = nullptr;
   std::unique_ptr<Api> api_;
   std::mutex mutex_;
   std::vector<KernelActivity> records_;

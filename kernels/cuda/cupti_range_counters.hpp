@@ -1,0 +1,48 @@
+// Hardware counters of one run through CUPTI's range profiler (CUDA 12.6+): auto ranges
+// (one per kernel), kernel replay (CUPTI replays each kernel once per counter pass), and
+// the profiler host API to turn metric names into a configuration and counter data into
+// values. The metric set is common/kernel_counters.hpp's; each metric is checked against
+// the chip at run time, and one the chip lacks is reported missing, not fatal.
+#pragma once
+
+#include <cuda.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/kernel_counters.hpp"
+#include "kernels/kernel.hpp"
+
+namespace shapescope::kernels::cuda {
+
+class CuptiRangeCounters final : public CounterSession {
+ public:
+  // Loads libcupti, checks that this user may read counters on `ordinal`'s device and
+  // builds the configuration; the range profiler itself is enabled at the first collect(),
+  // so timing done before it runs untouched. Throws std::runtime_error with one line.
+  explicit CuptiRangeCounters(int ordinal);
+  ~CuptiRangeCounters() override;
+  CuptiRangeCounters(const CuptiRangeCounters&) = delete;
+  CuptiRangeCounters& operator=(const CuptiRangeCounters&) = delete;
+
+  KernelCounters collect(PreparedGemm& run) override;
+
+ private:
+  struct Api;
+  void enable();
+  std::unique_ptr<Api> api_;
+  CUcontext context_ = nullptr;
+  CUpti_Profiler_Host_Object* host_ = nullptr;
+  CUpti_RangeProfiler_Object* profiler_ = nullptr;
+  std::vector<std::string> metric_names_;  // those the chip has, in counter_metrics() order
+  std::vector<const char*> metric_pointers_;
+  std::vector<std::string> missing_;
+  std::vector<uint8_t> config_;
+  std::vector<uint8_t> counter_data_;
+};
+
+}  // namespace shapescope::kernels::cuda
