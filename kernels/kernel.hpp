@@ -90,6 +90,7 @@ struct DeviceInfo {
   std::string driver_version;
   std::string runtime_version;
   double max_sm_clock_mhz = 0;
+  std::string uuid;             // GPU: "GPU-<uuid>" as nvidia-smi prints it, stable across CUDA_VISIBLE_DEVICES; CPU: ""
 };
 
 // How a sample is timed (the CSV's `timing` column):
@@ -177,5 +178,6 @@ bool cuda_backend_compiled();
 std::unique_ptr<Device> make_cpu_device(int threads);
 std::unique_ptr<Device> make_cuda_device();  // nullptr when no GPU (reason via cuda_unavailable_reason)
 std::string cuda_unavailable_reason();
+int cuda_device_count();  // GPUs this process can see (0 without CUDA)
 
 }  // namespace shapescope::kernels

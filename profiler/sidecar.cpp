@@ -27,7 +27,8 @@ nlohmann::json sidecar_json(const SidecarContent& c) {
                            {"memory_bytes", c.device.memory_bytes},
                            {"driver_version", c.device.driver_version},
                            {"runtime_version", c.device.runtime_version},
-                           {"max_sm_clock_mhz", c.device.max_sm_clock_mhz}};
+                           {"max_sm_clock_mhz", c.device.max_sm_clock_mhz},
+                           {"uuid", c.device.uuid}};
   nlohmann::json clock = nullptr;
   if (c.clock) {
     clock = {{"sm_clock_mhz", c.clock->sm_clock_mhz},

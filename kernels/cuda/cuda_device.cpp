@@ -16,6 +16,19 @@ namespace shapescope::kernels {
 namespace cuda {
 namespace {
 
+// cudaDeviceProp::uuid as nvidia-smi prints it: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx.
+std::string uuid_string(const cudaUUID_t& uuid) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';
+    const auto byte = static_cast<unsigned char>(uuid.bytes[i]);
+    text += kHex[byte >> 4];
+    text += kHex[byte & 15];
+  }
+  return text;
+}
+
 std::string version_string(int version) {  // 13000 -> "13.0"
   return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
 }
@@ -72,6 +85,7 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
                                                                                     version_string(driver) + ")";
   info_.runtime_version = version_string(runtime);
   info_.max_sm_clock_mhz = nvml_->max_sm_clock_mhz().value_or(clock_khz / 1000.0);
+  info_.uuid = uuid_string(properties.uuid);
 
   // Twice the L2, so that reading it leaves none of the operands cached.
   flush_buffer_ = DeviceBuffer<uint8_t>(2 * info_.l2_bytes);
@@ -152,5 +166,12 @@ std::unique_ptr<Device> make_cuda_device() {
 }
 
 std::string cuda_unavailable_reason() { return cuda::missing_device_reason().value_or("a CUDA device is available"); }
+
+int cuda_device_count() {
+  if (cuda::missing_device_reason()) return 0;
+  int count = 0;
+  CUDA_CHECK(cudaGetDeviceCount(&count));
+  return count;
+}
 
 }  // namespace shapescope::kernels
