@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake g++ libeigen3-dev nlohmann-json3-dev libfmt-dev libgtest-dev libcli11-dev)
+# openmpi-bin: mpirun for the sharded-sweep test (profile never links MPI; the test skips without it).
+packages=(cmake g++ libeigen3-dev nlohmann-json3-dev libfmt-dev libgtest-dev libcli11-dev openmpi-bin)
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
