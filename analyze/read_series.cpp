@@ -1,5 +1,6 @@
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -27,7 +28,8 @@ namespace {
 // shard's CSV together; the points no shard has measured yet are named on stderr.
 std::vector<Series> read_sharded_folder(const std::string& folder, const ReadOptions& options) {
   const ShardedProfile sharded = read_sharded_profile(folder);
-  fmt::print(stderr, "analyze: {}: {}\n", folder, sharded.missing_summary());
+  static std::set<std::string> reported;  // analysis and triage each read the inputs: say it once
+  if (reported.insert(folder).second) fmt::print(stderr, "analyze: {}: {}\n", folder, sharded.missing_summary());
   std::vector<Series> all;
   for (const auto& [file, csvs] : sharded.csvs) {
     csv::Table table = csv::read_file(csvs.front());

@@ -91,6 +91,7 @@ struct DeviceInfo {
   std::string runtime_version;
   double max_sm_clock_mhz = 0;
   std::string uuid;             // GPU: "GPU-<uuid>" as nvidia-smi prints it, stable across CUDA_VISIBLE_DEVICES; CPU: ""
+  double copy_tb_per_s = 0;     // GPU: measured device-to-device copy, bytes read + written; 0 when unknown
 };
 
 // How a sample is timed (the CSV's `timing` column):

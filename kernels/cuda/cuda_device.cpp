@@ -1,7 +1,9 @@
 #include "kernels/cuda/cuda_device.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/cublaslt_entries.hpp"
 #include "kernels/cuda/cuda_check.hpp"
@@ -27,6 +29,38 @@ std::string uuid_string(const cudaUUID_t& uuid) {
     text += kHex[byte & 15];
   }
   return text;
+}
+
+// Device-to-device copy rate in TB/s (bytes read + written), the median of 9 copies of 256 MiB: each GPU's
+// own memory rate for its sidecar (GPUs of one model differ by a few percent). 0 when the memory is not free.
+double measure_copy_tb_per_s(cudaStream_t stream) {
+  constexpr std::size_t kBytes = std::size_t(256) << 20;
+  constexpr int kCopies = 9;
+  DeviceBuffer<uint8_t> source, target;
+  try {
+    source = DeviceBuffer<uint8_t>(kBytes);
+    target = DeviceBuffer<uint8_t>(kBytes);
+  } catch (const std::exception&) {
+    cudaGetLastError();  // leave no error behind for later calls
+    return 0;
+  }
+  cudaEvent_t start = nullptr, stop = nullptr;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  CUDA_CHECK(cudaMemcpyAsync(target.data(), source.data(), kBytes, cudaMemcpyDeviceToDevice, stream));  // untimed
+  std::vector<float> milliseconds(kCopies);
+  for (float& elapsed : milliseconds) {
+    CUDA_CHECK(cudaEventRecord(start, stream));
+    CUDA_CHECK(cudaMemcpyAsync(target.data(), source.data(), kBytes, cudaMemcpyDeviceToDevice, stream));
+    CUDA_CHECK(cudaEventRecord(stop, stream));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    CUDA_CHECK(cudaEventElapsedTime(&elapsed, start, stop));
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::nth_element(milliseconds.begin(), milliseconds.begin() + kCopies / 2, milliseconds.end());
+  const double median_s = double(milliseconds[kCopies / 2]) * 1e-3;
+  return median_s > 0 ? 2.0 * double(kBytes) / median_s / 1e12 : 0;
 }
 
 std::string version_string(int version) {  // 13000 -> "13.0"
@@ -86,6 +120,7 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
   info_.runtime_version = version_string(runtime);
   info_.max_sm_clock_mhz = nvml_->max_sm_clock_mhz().value_or(clock_khz / 1000.0);
   info_.uuid = uuid_string(properties.uuid);
+  info_.copy_tb_per_s = measure_copy_tb_per_s(stream_);
 
   // Twice the L2, so that reading it leaves none of the operands cached.
   flush_buffer_ = DeviceBuffer<uint8_t>(2 * info_.l2_bytes);

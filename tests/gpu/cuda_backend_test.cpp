@@ -84,6 +84,10 @@ TEST(CudaBackend, DeviceReportsItself) {
   EXPECT_EQ(info.uuid.rfind("GPU-", 0), 0u) << info.uuid;
   for (std::size_t dash : {12u, 17u, 22u, 27u}) EXPECT_EQ(info.uuid[dash], '-') << info.uuid;
   EXPECT_GE(cuda_device_count(), 1);
+  // Its own copy rate: HBM moves 1.5 to 10 TB/s (read + write) on every GPU shapescope targets.
+  std::printf("  device-to-device copy %.2f TB/s\n", info.copy_tb_per_s);
+  EXPECT_GT(info.copy_tb_per_s, 1.5);
+  EXPECT_LT(info.copy_tb_per_s, 10);
 }
 
 TEST(CudaBackend, ClockSamplesComeFromNvml) {
