@@ -31,6 +31,13 @@ std::string sweep(int samples = 3) {
 const std::string kSweep = sweep();
 
 std::string profile_binary() { return (fs::path(SHAPESCOPE_BIN_DIR) / "profile").string(); }
+std::string analyze_binary() { return (fs::path(SHAPESCOPE_BIN_DIR) / "analyze").string(); }
+
+std::size_t occurrences(const std::string& text, const std::string& fragment) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(fragment); at != std::string::npos; at = text.find(fragment, at + 1)) ++count;
+  return count;
+}
 
 struct Outcome {
   int exit_code = -1;
@@ -133,6 +140,10 @@ TEST_F(ProfileScaleOut, KilledShardRerunCompletesTheSet) {
   const Outcome partial = run(profile_binary() + " --merge " + out.string());
   EXPECT_EQ(partial.exit_code, 1) << partial.output;
   EXPECT_NE(partial.output.find("points missing"), std::string::npos) << partial.output;
+  const Outcome analyzed_partial =
+      run(analyze_binary() + " " + out.string() + " --out-dir " + (dir / "analysis").string());
+  EXPECT_EQ(analyzed_partial.exit_code, 0) << analyzed_partial.output;
+  EXPECT_EQ(occurrences(analyzed_partial.output, "points missing"), 1u) << analyzed_partial.output;
 
   const Outcome rerun = run(profile_binary() + " " + kSweep + " --shard 1/2 --out " + out.string());
   ASSERT_EQ(rerun.exit_code, 0) << rerun.output;
@@ -150,6 +161,11 @@ TEST_F(ProfileScaleOut, CpuWorkersShareTheShardsAndARestartedWorkerResumes) {
   EXPECT_NE(workers.output.find("complete (24 points in 4 shards)"), std::string::npos) << workers.output;
   const PointSet single = single_process_points();
   EXPECT_EQ(point_set(out), single);
+  // analyze reads the folder of shards as one profile: two series of 12 points.
+  const Outcome analyzed = run(analyze_binary() + " " + out.string() + " --out-dir " + (dir / "analysis").string());
+  EXPECT_EQ(analyzed.exit_code, 0) << analyzed.output;
+  EXPECT_EQ(occurrences(analyzed.output, "complete (24 points in 4 shards)"), 1u) << analyzed.output;
+  EXPECT_EQ(occurrences(analyzed.output, "12 points, 0 excluded"), 2u) << analyzed.output;
 
   // A worker killed mid-shard: the supervisor starts it again and the sweep completes.
   const fs::path again = dir / "workers_killed";
