@@ -10,12 +10,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 #include <thread>
 
 #include "common/csv.hpp"
+#include "common/file_lock.hpp"
 
 namespace {
 
@@ -194,6 +196,30 @@ TEST_F(ProfileScaleOut, CpuWorkersShareTheShardsAndARestartedWorkerResumes) {
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << text;
   EXPECT_NE(text.find("died (signal 9); starting it again"), std::string::npos) << text;
   EXPECT_EQ(point_set(again), single);
+}
+
+TEST_F(ProfileScaleOut, ABusyDeviceStopsOrWaits) {
+  // This process measures "CPU worker 0" (its device lock held); a worker for it must not measure beside it.
+  fs::create_directories(dir / "locks");
+  std::optional<shapescope::FileLock> held = shapescope::FileLock::acquire(
+      dir / "locks" / "cpu-worker-0", [](const std::string&) {}, [] { return true; });
+  ASSERT_TRUE(held);
+  const std::string busy = kSweep + " --workers 1 --out " + (dir / "busy").string();
+  const Outcome stopped = run(profile_binary() + " " + busy + " --device-busy stop");
+  EXPECT_EQ(stopped.exit_code, 2) << stopped.output;
+  EXPECT_NE(stopped.output.find("CPU worker 0 is being measured by process " + std::to_string(::getpid())),
+            std::string::npos)
+      << stopped.output;
+  // Waiting: it says so, and measures once the device is free.
+  std::thread free_it([&] {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    held.reset();
+  });
+  const Outcome waited = run(profile_binary() + " " + busy);
+  free_it.join();
+  EXPECT_EQ(waited.exit_code, 0) << waited.output;
+  EXPECT_NE(waited.output.find("waiting until it is free"), std::string::npos) << waited.output;
+  EXPECT_NE(waited.output.find("complete (24 points in 2 shards)"), std::string::npos) << waited.output;
 }
 
 TEST_F(ProfileScaleOut, BadShardAndGpuSpecsAreOneLineAndExit2) {
