@@ -71,6 +71,8 @@ int run_supervisor(const ScaleOutRequest& scale_out, const ProfileRequest& reque
       slots.push_back({"", fmt::format("CPU worker {}", worker)});
   }
   ensure_writable_directory(request.out);
+  // Every worker would refuse a bad request alike: one checks it first, so the error is said once.
+  if (const int checked = check_request_in_worker(argv, slots.front()); checked != 0) return checked;
   const int shards = kShardsPerWorker * int(slots.size());
   fmt::print(stderr, "profile: {} worker process(es), {} shards -> {}\n", slots.size(), shards, request.out);
   const int code = supervise_workers(argv, slots, shards);
@@ -79,9 +81,10 @@ int run_supervisor(const ScaleOutRequest& scale_out, const ProfileRequest& reque
 }
 
 int run_worker(const ScaleOutRequest& scale_out, const ProfileRequest& request) {
-  if (scale_out.worker_shards < 1) throw UserError("--worker-slot needs --worker-shards N (set by --gpus/--workers)");
+  if (scale_out.worker_shards < 0) throw UserError("--worker-shards: give 0 (check the request only) or more");
   SweepSetup setup = prepare_sweep(request);
   if (interrupt_requested()) return kExitInterrupted;
+  if (scale_out.worker_shards == 0) return 0;  // check_request_in_worker: the request is sound
   const kernels::DeviceInfo info = setup.device->info();
   const bool gpu = setup.device->kind() == kernels::BackendKind::cuda;
   const std::string key = gpu ? info.uuid : fmt::format("cpu-worker-{}", scale_out.worker_slot);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -79,6 +80,18 @@ std::vector<int> parse_gpu_list(const std::string& text, int gpus_present, const
   }
   if (gpus.empty() || text.back() == ',') throw UserError(fmt::format("--gpus '{}': give all, or GPU indices like 0,1", text));
   return gpus;
+}
+
+int check_request_in_worker(const std::vector<std::string>& worker_argv, const WorkerSlot& slot) {
+  std::vector<std::string> argv = worker_argv;
+  argv.insert(argv.end(), {"--worker-slot", "0", "--worker-shards", "0"});
+  const pid_t pid = start_worker(argv, slot);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return 1;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return kExitInterrupted;
 }
 
 int supervise_workers(const std::vector<std::string>& worker_argv, const std::vector<WorkerSlot>& slots, int shards) {

@@ -37,6 +37,10 @@ struct WorkerSlot {
 // 2 when one refused its input, 130 when interrupted, 1 otherwise.
 int supervise_workers(const std::vector<std::string>& worker_argv, const std::vector<WorkerSlot>& slots, int shards);
 
+// Runs `worker_argv` once on `slot` with `--worker-slot 0 --worker-shards 0`: a worker that only checks
+// the request (prepare_sweep) and exits, so a bad option is one line before any worker starts. Returns its exit code.
+int check_request_in_worker(const std::vector<std::string>& worker_argv, const WorkerSlot& slot);
+
 // The worker's side: measures shards of `plan` (out_dir: the sweep's --out) on `device` until none is
 // left unclaimed and incomplete; prints each shard's summary. `lock_key` names the device's lock.
 // Returns 0, or 130 when interrupted.

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/csv.hpp"
 #include "common/file_lock.hpp"
@@ -182,9 +183,15 @@ TEST_F(ProfileScaleOut, CpuWorkersShareTheShardsAndARestartedWorkerResumes) {
   pid_t victim = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (victim == 0 && std::chrono::steady_clock::now() < deadline) {
+    // The two workers (the request's check process before them runs alone).
     std::ifstream children("/proc/" + std::to_string(supervisor) + "/task/" + std::to_string(supervisor) + "/children");
-    children >> victim;
-    if (victim == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::vector<pid_t> pids;
+    for (pid_t pid = 0; children >> pid;) pids.push_back(pid);
+    if (pids.size() == 2) {
+      victim = pids.front();
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
   ASSERT_GT(victim, 0) << "no worker process seen";
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
@@ -232,6 +239,8 @@ TEST_F(ProfileScaleOut, BadShardAndGpuSpecsAreOneLineAndExit2) {
   expect_user_error("--model qwen3_4b --gpus all --out " + (dir / "bad").string(), "--gpus all: no GPU here");
   expect_user_error(sweep + " --workers 2 --shard 0/2", "--shard and --workers");
   expect_user_error("--model qwen3_4b --backend cpu --workers 2", "--workers needs --out");
+  // Checked once before the workers start: one line, not one per worker.
+  expect_user_error("--model nope --backend cpu --workers 3 --out " + (dir / "bad").string(), "unknown model 'nope'");
   expect_user_error("--merge " + (dir / "nothing").string(), "no shard folders");
   EXPECT_FALSE(fs::exists(dir / "bad" / "shard-0-of-2"));
 }
