@@ -5,8 +5,9 @@
 # copy bandwidth (kernel_bench), peak, clock and UUID (the shards' sidecars), and an analyze --compare
 # of GPU 0 against GPU 1 on one identical sweep measured on each at the same time.
 #   bench/scale_out_device_run.sh BUILD_DIR        (outputs in $OUT)
-# Sampling is lighter than a study profile's (SAMPLE_ARGS) so the whole run stays under 8 minutes;
-# KERNEL_ARGS (e.g. "--kernel fp8_blockscale --kernel cublaslt_fp8_blockscale") narrows the kernels.
+# Sampling is lighter than a study profile's (SAMPLE_ARGS) and every step is capped (one GPU 240 s, all GPUs
+# 150 s, copy rates 2 x 20 s, GPU compare 40 s: at most 7.8 minutes); a capped sweep stops with its points saved and
+# the point sets then differ: narrow the kernels with KERNEL_ARGS (e.g. "--kernel fp8_blockscale").
 set -u
 build=${1:-build}
 out=${OUT:-/tmp/scale_out}
@@ -28,21 +29,21 @@ since() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.1f", a - b }'; }
 echo "== copy bandwidth per GPU (kernel_bench, 1 GiB device-to-device copies)"
 for ((gpu = 0; gpu < gpus; ++gpu)); do
   if [ -x "$bench" ]; then
-    CUDA_VISIBLE_DEVICES=$gpu timeout 60 "$bench" --shapes deepseek_v3:8:o_proj --ms 1 --ours fp8_blockscale \
+    CUDA_VISIBLE_DEVICES=$gpu timeout 20 "$bench" --shapes deepseek_v3:8:o_proj --ms 1 --ours fp8_blockscale \
       --baselines cublaslt_fp8_blockscale --timings events --seconds-per-point 0.02 2>&1 | grep -m1 "copy" | sed "s/^/GPU $gpu: /"
   fi
 done
 
 echo "== one GPU"
 start=$(now)
-CUDA_VISIBLE_DEVICES=0 timeout -s INT 270 "$profile" $sweep --out "$out/one_gpu" > "$out/one_gpu.txt" 2>&1
+CUDA_VISIBLE_DEVICES=0 timeout -s INT 240 "$profile" $sweep --out "$out/one_gpu" > "$out/one_gpu.txt" 2>&1
 one_rc=$?
 one_s=$(since "$start")
 echo "rc=$one_rc wall ${one_s} s"; tail -2 "$out/one_gpu.txt"
 
 echo "== --gpus all ($gpus GPUs)"
 start=$(now)
-timeout -s INT 200 "$profile" $sweep --gpus all --out "$out/all_gpus" > "$out/all_gpus.txt" 2>&1
+timeout -s INT 150 "$profile" $sweep --gpus all --out "$out/all_gpus" > "$out/all_gpus.txt" 2>&1
 all_rc=$?
 all_s=$(since "$start")
 echo "rc=$all_rc wall ${all_s} s"; grep -E "worker|merge|died" "$out/all_gpus.txt" | tail -12
@@ -72,7 +73,7 @@ done
 echo "== GPU 0 against GPU 1: one identical sweep on each, measured at the same time"
 compare_sweep="--model deepseek_v3 --module gate_up_proj --tp 8 --m-preset cudagraph --kernel cublaslt_fp8_blockscale --no-warm-up --max-seconds-per-point 0.2"
 for gpu in 0 1; do
-  CUDA_VISIBLE_DEVICES=$gpu timeout -s INT 60 "$profile" $compare_sweep --out "$out/gpu$gpu" > "$out/gpu$gpu.txt" 2>&1 &
+  CUDA_VISIBLE_DEVICES=$gpu timeout -s INT 40 "$profile" $compare_sweep --out "$out/gpu$gpu" > "$out/gpu$gpu.txt" 2>&1 &
 done
 wait
 file=$(basename "$(ls "$out"/gpu0/*.csv | head -1)")
