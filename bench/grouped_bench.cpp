@@ -271,10 +271,11 @@ int run(int argc, char** argv) {
   const std::optional<double> peak = peak_tflops(info.name, "fp8");
   if (!peak) throw UserError("no datasheet FP8 peak for " + info.name + "; add it to common/device_peaks.cpp");
   const double copy_bw = kernels::measure_copy_bandwidth(*device);
-  device->set_programmatic_launch(options.timing == kernels::TimingMode::graph && pdl == "on");
+  const bool programmatic = options.timing == kernels::TimingMode::graph && pdl == "on";
+  device->set_programmatic_launch(programmatic);
   std::printf("%s, %d SMs; datasheet FP8 %.1f TFLOP/s; device-to-device copy %.2f TB/s (read + write); timing %s%s%s\n",
               info.name.c_str(), info.multiprocessors, *peak, copy_bw / 1e6, timing.c_str(),
-              device->programmatic_launch() ? " with PDL for ours" : "", options.hot ? ", hot" : ", cold");
+              programmatic ? " with PDL for ours" : "", options.hot ? ", hot" : ", cold");
   const std::string missing = kernels::missing_grouped_kernels();
   if (!missing.empty()) std::printf("%s\n", missing.c_str());
 

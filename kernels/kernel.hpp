@@ -94,6 +94,8 @@ struct DeviceInfo {
   std::string driver_version;
   std::string runtime_version;
   double max_sm_clock_mhz = 0;
+  std::string uuid;             // GPU: "GPU-<uuid>" as nvidia-smi prints it, stable across CUDA_VISIBLE_DEVICES; CPU: ""
+  double copy_tb_per_s = 0;     // GPU: measured device-to-device copy, bytes read + written; 0 when unknown
 };
 
 // How a sample is timed (the CSV's `timing` column):
@@ -195,5 +197,6 @@ bool cuda_backend_compiled();
 std::unique_ptr<Device> make_cpu_device(int threads);
 std::unique_ptr<Device> make_cuda_device();  // nullptr when no GPU (reason via cuda_unavailable_reason)
 std::string cuda_unavailable_reason();
+int cuda_device_count();  // GPUs this process can see (0 without CUDA)
 
 }  // namespace shapescope::kernels

@@ -13,6 +13,7 @@
 #include "profiler/counter_pass.hpp"
 #include "profiler/grouped_sweep.hpp"
 #include "profiler/profile_cli.hpp"
+#include "profiler/scale_out.hpp"
 #include "profiler/summary_table.hpp"
 #include "profiler/sweep_setup.hpp"
 #include "profiler/verify_plans.hpp"
@@ -106,6 +107,17 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
   app.add_option("--verify-max-plans", verify.max_plans_per_series,
                  "plans verified per series, largest predicted gain first")->capture_default_str();
 
+  profiler::ScaleOutRequest scale_out;
+  app.add_option("--shard", scale_out.shard,
+                 "I/N: measure shard I of N (0-based) into OUT/shard-I-of-N/; auto: I and N from mpirun/srun/Slurm arrays");
+  app.add_option("--merge", scale_out.merge, "merge a folder of shards into one profile per file; lists missing points");
+  app.add_option("--gpus", scale_out.gpus, "all | 0,1,...: one worker process per GPU, shards merged into --out");
+  app.add_option("--workers", scale_out.workers, "CPU worker processes (--backend cpu), shards merged into --out");
+  app.add_option("--device-busy", scale_out.device_busy, "wait | stop when another sweep measures the GPU")
+      ->capture_default_str();
+  app.add_option("--worker-slot", scale_out.worker_slot)->group("");  // set by --gpus/--workers for their workers
+  app.add_option("--worker-shards", scale_out.worker_shards)->group("");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -140,7 +152,11 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
     }
     request.progress = request.progress || isatty(STDERR_FILENO);
     request.warm_up = !no_warm_up;
+    if (const auto code = profiler::run_scale_out(scale_out, request, std::vector<std::string>(argv, argv + argc))) {
+      return *code;
+    }
     profiler::SweepSetup setup = profiler::prepare_sweep(request);
+    const auto device_lock = profiler::hold_sweep_device(*setup.device, profiler::parse_busy_policy(scale_out.device_busy));
     if (interrupt_requested()) {
       fmt::print(stderr, "profile: interrupted during setup; nothing was measured\n");
       return kExitInterrupted;

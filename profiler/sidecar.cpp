@@ -27,7 +27,9 @@ nlohmann::json sidecar_json(const SidecarContent& c) {
                            {"memory_bytes", c.device.memory_bytes},
                            {"driver_version", c.device.driver_version},
                            {"runtime_version", c.device.runtime_version},
-                           {"max_sm_clock_mhz", c.device.max_sm_clock_mhz}};
+                           {"max_sm_clock_mhz", c.device.max_sm_clock_mhz},
+                           {"uuid", c.device.uuid},
+                           {"copy_tb_per_s", c.device.copy_tb_per_s}};
   nlohmann::json clock = nullptr;
   if (c.clock) {
     clock = {{"sm_clock_mhz", c.clock->sm_clock_mhz},

@@ -110,13 +110,23 @@ std::string profile_file_name(const GemmProblem& problem, const std::string& ker
                      batch, kernel, mode);
 }
 
+const std::vector<int64_t>& m_values_of_file(const SweepPlan& plan, const std::string& csv_name) {
+  static const std::vector<int64_t> none;
+  if (!plan.shard_m_values) return plan.m_values;
+  const auto found = plan.shard_m_values->find(csv_name);
+  return found == plan.shard_m_values->end() ? none : found->second;
+}
+
 SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
   SweepResult result;
   const kernels::DeviceInfo info = device.info();
   PeakResolver peaks(plan.peak_mode, plan.peak_override_tflops);
   const int passes = std::max(1, plan.repeat);
-  Progress progress(int64_t(plan.problems.size() * plan.kernels.size() * plan.m_values.size()) * passes,
-                    plan.progress);
+  int64_t points = 0;
+  for (const GemmProblem& problem : plan.problems)
+    for (const std::string& kernel_name : plan.kernels)
+      points += int64_t(m_values_of_file(plan, profile_file_name(problem, kernel_name, plan.measure.timing)).size());
+  Progress progress(points * passes, plan.progress);
   device.set_programmatic_launch(plan.programmatic_launch);
   // Drift must not pose as shape: start from a settled clock and flag points measured below it.
   const double steady_clock_mhz =
@@ -130,6 +140,8 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
     for (const std::string& kernel_name : plan.kernels) {
       const kernels::KernelEntry& kernel = kernels::find_kernel(kernel_name);
       const std::filesystem::path csv = plan.out_dir / profile_file_name(problem, kernel_name, plan.measure.timing);
+      const std::vector<int64_t>& m_values = m_values_of_file(plan, csv.filename().string());
+      if (m_values.empty()) continue;  // another shard's file
       std::optional<ProfileWriter> file = ProfileWriter::open(csv, interrupt_requested);
       if (!file) {  // interrupted while another run held the file
         result.interrupted = true;
@@ -140,13 +152,13 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       std::vector<ProfileRow> rows = resumable_rows(csv, fingerprint);  // again under the lock: files change
       std::set<int64_t> done;
       for (const ProfileRow& row : rows) done.insert(row.batch);
-      const int64_t resumed = int64_t(std::count_if(plan.m_values.begin(), plan.m_values.end(),
+      const int64_t resumed = int64_t(std::count_if(m_values.begin(), m_values.end(),
                                                     [&](int64_t m) { return done.count(m) > 0; }));
       const std::string label_prefix = csv.stem().string();
-      if (resumed == int64_t(plan.m_values.size())) {
+      if (resumed == int64_t(m_values.size())) {
         // Nothing left to measure: the file stays as it is.
         mark_sidecar_complete(csv);
-        for (int64_t m : plan.m_values)
+        for (int64_t m : m_values)
           for (int pass = 0; pass < passes; ++pass)
             progress.advance(fmt::format("{} M={} (already measured)", label_prefix, m));
         FileSummary summary = summarize_profile(csv, rows);
@@ -188,7 +200,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
 
       const auto sweep_start = Clock::now();
       std::map<int64_t, std::vector<ProfileRow>> pass_rows;  // --repeat: a row is kept once all its passes ran
-      for (const ScheduledPoint& point : repeat_schedule(plan.m_values, passes, plan.seed)) {
+      for (const ScheduledPoint& point : repeat_schedule(m_values, passes, plan.seed)) {
         const int64_t m = point.m;
         if (interrupt_requested()) break;
         if (done.count(m)) {

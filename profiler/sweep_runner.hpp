@@ -5,6 +5,8 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +35,13 @@ struct SweepPlan {
   int repeat = 1;                    // --repeat: passes over the M list, each in its own shuffled order
   bool steady_warm_up = true;        // on a GPU, warm up until the SM clock settles before the sweep
   bool programmatic_launch = false;  // our kernels overlap their prologue with the previous run's tail
+  // A shard's M values per CSV file name (profile --shard); a file absent from it is another shard's.
+  // nullopt: every file sweeps m_values.
+  std::optional<std::map<std::string, std::vector<int64_t>>> shard_m_values;
 };
+
+// The M values `plan` measures into the file `csv_name` (empty: none, the file is not written).
+const std::vector<int64_t>& m_values_of_file(const SweepPlan& plan, const std::string& csv_name);
 
 struct FileSummary {
   std::filesystem::path csv;

@@ -281,13 +281,8 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
 
 std::string list_kernels_text() {
   register_all_kernels();
-  const kernels::GemmShape example{256, 14336, 4096, 1};
-  std::string text = fmt::format("kernels (config for the example M={} N={} K={}):\n", example.m, example.n, example.k);
-  for (const auto& entry : kernels::kernel_registry()) {
-    text += fmt::format("{}  [{}, {}]\n  formats: {}\n  {}\n  config: {}\n", entry.name, kernels::to_string(entry.backend),
-                        entry.dtype, entry.formats, entry.description,
-                        entry.describe_config ? entry.describe_config(example) : "-");
-  }
+  // Grouped kernels first: plugin kernels join the dense list, which then ends the listing.
+  std::string text;
   kernels::GroupedShape grouped_example;
   grouped_example.n = 4096;
   grouped_example.k = 7168;
@@ -300,6 +295,13 @@ std::string list_kernels_text() {
                         entry.describe_config ? entry.describe_config(grouped_example) : "-");
   }
   if (const std::string missing = kernels::missing_grouped_kernels(); !missing.empty()) text += missing + "\n";
+  const kernels::GemmShape example{256, 14336, 4096, 1};
+  text += fmt::format("kernels (config for the example M={} N={} K={}):\n", example.m, example.n, example.k);
+  for (const auto& entry : kernels::kernel_registry()) {
+    text += fmt::format("{}  [{}, {}]\n  formats: {}\n  {}\n  config: {}\n", entry.name, kernels::to_string(entry.backend),
+                        entry.dtype, entry.formats, entry.description,
+                        entry.describe_config ? entry.describe_config(example) : "-");
+  }
   return text;
 }
 

@@ -1,7 +1,9 @@
 #include "kernels/cuda/cuda_device.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/cublaslt_entries.hpp"
 #include "kernels/cuda/cuda_check.hpp"
@@ -16,6 +18,51 @@ namespace shapescope::kernels {
 
 namespace cuda {
 namespace {
+
+// cudaDeviceProp::uuid as nvidia-smi prints it: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx.
+std::string uuid_string(const cudaUUID_t& uuid) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';
+    const auto byte = static_cast<unsigned char>(uuid.bytes[i]);
+    text += kHex[byte >> 4];
+    text += kHex[byte & 15];
+  }
+  return text;
+}
+
+// Device-to-device copy rate in TB/s (bytes read + written), the median of 9 copies of 256 MiB: each GPU's
+// own memory rate for its sidecar (GPUs of one model differ by a few percent). 0 when the memory is not free.
+double measure_copy_tb_per_s(cudaStream_t stream) {
+  constexpr std::size_t kBytes = std::size_t(256) << 20;
+  constexpr int kCopies = 9;
+  DeviceBuffer<uint8_t> source, target;
+  try {
+    source = DeviceBuffer<uint8_t>(kBytes);
+    target = DeviceBuffer<uint8_t>(kBytes);
+  } catch (const std::exception&) {
+    cudaGetLastError();  // leave no error behind for later calls
+    return 0;
+  }
+  cudaEvent_t start = nullptr, stop = nullptr;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  CUDA_CHECK(cudaMemcpyAsync(target.data(), source.data(), kBytes, cudaMemcpyDeviceToDevice, stream));  // untimed
+  std::vector<float> milliseconds(kCopies);
+  for (float& elapsed : milliseconds) {
+    CUDA_CHECK(cudaEventRecord(start, stream));
+    CUDA_CHECK(cudaMemcpyAsync(target.data(), source.data(), kBytes, cudaMemcpyDeviceToDevice, stream));
+    CUDA_CHECK(cudaEventRecord(stop, stream));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    CUDA_CHECK(cudaEventElapsedTime(&elapsed, start, stop));
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::nth_element(milliseconds.begin(), milliseconds.begin() + kCopies / 2, milliseconds.end());
+  const double median_s = double(milliseconds[kCopies / 2]) * 1e-3;
+  return median_s > 0 ? 2.0 * double(kBytes) / median_s / 1e12 : 0;
+}
 
 std::string version_string(int version) {  // 13000 -> "13.0"
   return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
@@ -73,6 +120,8 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
                                                                                     version_string(driver) + ")";
   info_.runtime_version = version_string(runtime);
   info_.max_sm_clock_mhz = nvml_->max_sm_clock_mhz().value_or(clock_khz / 1000.0);
+  info_.uuid = uuid_string(properties.uuid);
+  info_.copy_tb_per_s = measure_copy_tb_per_s(stream_);
 
   // Twice the L2, so that reading it leaves none of the operands cached.
   flush_buffer_ = DeviceBuffer<uint8_t>(2 * info_.l2_bytes);
@@ -156,5 +205,12 @@ std::unique_ptr<Device> make_cuda_device() {
 }
 
 std::string cuda_unavailable_reason() { return cuda::missing_device_reason().value_or("a CUDA device is available"); }
+
+int cuda_device_count() {
+  if (cuda::missing_device_reason()) return 0;
+  int count = 0;
+  CUDA_CHECK(cudaGetDeviceCount(&count));
+  return count;
+}
 
 }  // namespace shapescope::kernels

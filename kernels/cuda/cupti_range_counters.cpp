@@ -91,8 +91,14 @@ CuptiRangeCounters::CuptiRangeCounters(int ordinal) : api_(std::make_unique<Api>
   load("cuptiRangeProfilerDecodeData", api_->decode);
   load("cuptiRangeProfilerGetCounterDataInfo", api_->counter_data_info);
 
+  // The driver's cuCtxGetCurrent through the runtime, so no binary links libcuda (absent without a GPU driver).
+  void* get_current = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
   if (cudaSetDevice(ordinal) != cudaSuccess || cudaFree(nullptr) != cudaSuccess ||
-      cuCtxGetCurrent(&context_) != CUDA_SUCCESS || !context_)
+      cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &get_current, 12000, cudaEnableDefault, &found) !=
+          cudaSuccess ||
+      found != cudaDriverEntryPointSuccess || !get_current ||
+      reinterpret_cast<CUresult (*)(CUcontext*)>(get_current)(&context_) != CUDA_SUCCESS || !context_)
     throw std::runtime_error(fmt::format("hardware counters: no CUDA context on device {}", ordinal));
 
   auto initialize = params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);

@@ -78,6 +78,16 @@ TEST(CudaBackend, DeviceReportsItself) {
   EXPECT_GT(info.l2_bytes, 0u);
   EXPECT_GT(device->free_memory_bytes(), 0u);
   EXPECT_LE(device->free_memory_bytes(), info.memory_bytes);
+  // The UUID as nvidia-smi prints it (GPU-8-4-4-4-12 hex digits): the per-GPU lock and the shards' sidecars use it.
+  std::printf("  uuid %s, %d GPU(s) visible\n", info.uuid.c_str(), cuda_device_count());
+  ASSERT_EQ(info.uuid.size(), 40u) << info.uuid;
+  EXPECT_EQ(info.uuid.rfind("GPU-", 0), 0u) << info.uuid;
+  for (std::size_t dash : {12u, 17u, 22u, 27u}) EXPECT_EQ(info.uuid[dash], '-') << info.uuid;
+  EXPECT_GE(cuda_device_count(), 1);
+  // Its own copy rate: HBM moves 1.5 to 10 TB/s (read + write) on every GPU shapescope targets.
+  std::printf("  device-to-device copy %.2f TB/s\n", info.copy_tb_per_s);
+  EXPECT_GT(info.copy_tb_per_s, 1.5);
+  EXPECT_LT(info.copy_tb_per_s, 10);
 }
 
 TEST(CudaBackend, ClockSamplesComeFromNvml) {

@@ -1,0 +1,118 @@
+#include "profiler/sharded_sweep.hpp"
+
+#include <fmt/format.h>
+
+#include "common/atomic_file.hpp"
+#include "common/json_text.hpp"
+#include "common/user_error.hpp"
+#include "profiler/profile_csv.hpp"
+#include "profiler/resume.hpp"
+#include "profiler/sidecar.hpp"
+
+namespace shapescope::profiler {
+
+namespace {
+
+ShardManifest manifest_for(const SweepPlan& plan, const std::vector<SweepPoint>& points, int index, int count) {
+  ShardManifest manifest;
+  manifest.index = index;
+  manifest.count = count;
+  for (const GemmProblem& problem : plan.problems)
+    for (const std::string& kernel : plan.kernels)
+      manifest.plan_files.push_back(profile_file_name(problem, kernel, plan.measure.timing));
+  manifest.plan_m_values = plan.m_values;
+  manifest.points = shard_m_values(points, count, index);
+  return manifest;
+}
+
+}  // namespace
+
+std::vector<SweepPoint> sweep_points(const SweepPlan& plan, const kernels::DeviceInfo& device) {
+  std::vector<SweepPoint> points;
+  for (const GemmProblem& problem : plan.problems) {
+    for (const std::string& kernel : plan.kernels) {
+      const std::string& dtype = kernels::find_kernel(kernel).dtype;
+      const CostRates rates = cost_rates(device.name, dtype);
+      const std::string file = profile_file_name(problem, kernel, plan.measure.timing);
+      for (int64_t m : plan.m_values) points.push_back({file, m, point_cost_seconds(problem, dtype, m, rates)});
+    }
+  }
+  return points;
+}
+
+void narrow_to_shard(SweepPlan& plan, const kernels::DeviceInfo& device, int index, int count) {
+  const std::filesystem::path folder = plan.out_dir / shard_folder_name(index, count);
+  ShardManifest manifest = manifest_for(plan, sweep_points(plan, device), index, count);
+  if (const std::optional<ShardManifest> other = first_manifest(plan.out_dir)) {
+    if (other->count != count || other->plan_files != manifest.plan_files ||
+        other->plan_m_values != manifest.plan_m_values) {
+      throw UserError(fmt::format("{} holds the shards of another sweep ({} of {} shards, {} files x {} M values); use "
+                                  "another --out, or delete its shard-*-of-* folders",
+                                  plan.out_dir.string(), shard_folder_name(other->index, other->count), other->count,
+                                  other->plan_files.size(), other->plan_m_values.size()));
+    }
+  }
+  ensure_writable_directory(folder);
+  if (std::filesystem::exists(manifest_path(folder))) {
+    const ShardManifest existing = read_manifest(folder);
+    if (existing.plan_files != manifest.plan_files || existing.plan_m_values != manifest.plan_m_values ||
+        existing.points != manifest.points) {
+      throw UserError(fmt::format("{} holds shard {} of another sweep (other files, M values or cost split); use "
+                                  "another --out, or delete the folder to measure it anew",
+                                  folder.string(), index));
+    }
+    manifest.complete = existing.complete;
+  }
+  plan.out_dir = folder;
+  plan.shard_m_values = manifest.points;
+  check_resumable(plan, device);
+  write_manifest(folder, manifest);
+}
+
+bool shard_complete(const std::filesystem::path& out, int index, int count) {
+  const std::filesystem::path folder = out / shard_folder_name(index, count);
+  return std::filesystem::exists(manifest_path(folder)) && read_manifest(folder).complete;
+}
+
+void mark_shard_complete(const SweepPlan& narrowed) {
+  ShardManifest manifest = read_manifest(narrowed.out_dir);
+  manifest.complete = true;
+  write_manifest(narrowed.out_dir, manifest);
+}
+
+MergeResult merge_shards(const std::filesystem::path& folder) {
+  MergeResult result;
+  result.shards = read_sharded_profile(folder);
+  for (const auto& [file, csvs] : result.shards.csvs) {
+    std::vector<ProfileRow> rows;
+    std::optional<nlohmann::json> merged_sidecar;
+    nlohmann::json shards = nlohmann::json::array();
+    for (const std::filesystem::path& csv : csvs) {
+      rows = merge_rows(std::move(rows), read_profile_csv(csv));
+      const std::optional<nlohmann::json> sidecar = read_sidecar(csv);
+      if (!sidecar) throw UserError(fmt::format("{}: no sidecar beside it; re-run its shard", csv.string()));
+      const nlohmann::json fingerprint = sidecar->value("measurement_fingerprint", nlohmann::json());
+      if (!merged_sidecar) {
+        merged_sidecar = sidecar;
+      } else if ((*merged_sidecar).value("measurement_fingerprint", nlohmann::json()) != fingerprint) {
+        throw UserError(fmt::format("{}: {} and {} measured it differently (measurement fingerprints differ); "
+                                    "re-run one shard with the other's options",
+                                    file, csvs.front().parent_path().filename().string(),
+                                    csv.parent_path().filename().string()));
+      }
+      shards.push_back({{"folder", csv.parent_path().filename().string()},
+                        {"device", sidecar->value("device", nlohmann::json())},
+                        {"clock_at_start", sidecar->value("clock_at_start", nlohmann::json())},
+                        {"peak", sidecar->value("peak", nlohmann::json())},
+                        {"sweep", sidecar->value("sweep", nlohmann::json())}});
+    }
+    (*merged_sidecar)["shards"] = shards;
+    const std::filesystem::path out_csv = folder / file;
+    write_file_atomically(sidecar_path(out_csv), json_text(*merged_sidecar, 2));  // never a CSV without its sidecar
+    write_profile_csv(out_csv, rows);
+    result.written.push_back(out_csv);
+  }
+  return result;
+}
+
+}  // namespace shapescope::profiler
