@@ -6,7 +6,7 @@
 # (DeepSeek-V3 TP8 cudagraph list with graph timing, every FP8 kernel and bf16; TP1),
 # llama (llama3_8b gate_up TP2, M 16..8192 step 16, our kernel: its own triage).
 #   bench/own_kernels_device_run.sh BUILD_DIR [step,step...]
-# Logs and CSVs go to $OUT (at most 8 files come back: profiles travel as one tarball).
+# Logs and CSVs go to $OUT (at most 8 files come back: profiles travel as one tarball, paths from profiles/).
 set -u
 build=${1:-build}
 steps=${2:-tests,bench,ncu,profiles,llama}
@@ -53,9 +53,10 @@ if has ncu; then
 fi
 
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1 | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\+/_/g; s/^_//; s/_$//')
-dir=profiles/$device
+# A fresh folder: files of an earlier build are not resumed (the measurement fingerprint holds the build).
+fresh=$(mktemp -d)
+dir=$fresh/profiles/$device
 mkdir -p "$dir/logs"
-marker=$(mktemp)
 profile=("$build/bin/profile" --backend cuda --no-warm-up --max-seconds-per-point 0.1 --out "$dir")
 if has profiles; then
   timeout -s INT -k 10 150 "${profile[@]}" --m-preset cudagraph --model deepseek_v3 --module all --tp 8 \
@@ -78,5 +79,5 @@ if has llama; then
     --tp 2 --kernel fp8_blockscale > "$dir/logs/graph_llama3_8b.log" 2>&1
   echo "profile llama rc=$?"
 fi
-find "$dir" -type f -newer "$marker" | tar -czf "$out/profiles.tgz" -T -
+tar -czf "$out/profiles.tgz" -C "$fresh" profiles
 tar -tzf "$out/profiles.tgz" | wc -l
