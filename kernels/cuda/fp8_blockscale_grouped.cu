@@ -141,6 +141,13 @@ std::optional<std::string> fp8_grouped_unsupported_reason(const GroupedShape& sh
   if ((shape.layout_rows() + 256) * std::max(shape.n, shape.k) > int64_t(INT32_MAX) ||
       shape.groups() * shape.n > int64_t(INT32_MAX))
     return "an operand over 2^31 elements";
+  // A's scales are read by TMA boxes along the rows, and a box must start on 16 bytes: every
+  // group's first row a multiple of 4 (an illegal instruction otherwise, seen on the H100).
+  const int64_t step = shape.layout == GroupLayout::masked ? shape.max_m : shape.align;
+  if (step % kGroupedRowAlignment != 0)
+    return "groups start every " + std::to_string(step) + " rows; this kernel needs a multiple of " +
+           std::to_string(kGroupedRowAlignment) +
+           " (the A scales' 16-byte TMA boxes): use --align 4 or more, or masked slots of a multiple of 4";
   return std::nullopt;
 }
 

@@ -46,12 +46,12 @@ inline GridCostModel::Work grouped_work(const GroupedShape& shape, const Fp8Bloc
 }
 
 // The instances grouped GEMMs run: all but the 192-row tile, which spills registers under the
-// grouped schedule (ptxas: 56 bytes; the dense one spills none), and the 128 x 256 tile, whose
-// grouped instance stopped with an illegal instruction at its second TMA load on the H100
-// (compute-sanitizer, 2026-11-23; not yet understood).
-constexpr bool fp8_grouped_instance(const Fp8Instance& instance) {
-  return instance.row_groups < 3 && instance.block_n == 128;
-}
+// grouped schedule (ptxas: 56 bytes; the dense one spills none).
+constexpr bool fp8_grouped_instance(const Fp8Instance& instance) { return instance.row_groups < 3; }
+
+// Every group's first layout row is a multiple of this: a TMA box of A's f32 scales starts there
+// and must start on 16 bytes.
+constexpr int64_t kGroupedRowAlignment = 4;
 
 inline Fp8BlockscaleConfig choose_fp8_grouped_config(const GroupedShape& shape, const Fp8DeviceSpec& spec) {
   const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;

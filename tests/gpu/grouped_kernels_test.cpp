@@ -85,7 +85,11 @@ void check_kernel(const std::string& kernel_name, Device& device, Tally& tally) 
         const GroupedShape shape = lay_out(expert, rows, layout, align);
         SCOPED_TRACE(kernel_name + " " + expert.label + " " + shape.layout_text() + " rows " +
                      std::to_string(shape.useful_rows()) + " in " + std::to_string(shape.active_groups()) + " groups");
-        ASSERT_FALSE(entry.unsupported_reason(shape).has_value());
+        if (const auto reason = entry.unsupported_reason(shape)) {  // ours: groups must start on 4 rows
+          EXPECT_EQ(kernel_name, "fp8_blockscale_grouped") << *reason;
+          EXPECT_TRUE(layout == GroupLayout::contiguous && align % 4 != 0) << *reason;
+          continue;
+        }
         const auto gemm = session->prepare(shape, ++seed);
         const CheckResult result = gemm->check();
         EXPECT_EQ(result.unwritten, 0);
