@@ -4,7 +4,9 @@
 # timing mode on DeepSeek-V3 TP8, TP1 gate_up/down, the MLA batches), ncu (Nsight
 # Compute's gpu__time_duration on a few points, against kernel timing), profiles
 # (DeepSeek-V3 TP8 cudagraph list with graph timing, every FP8 kernel and bf16; TP1),
-# llama (llama3_8b gate_up TP2, M 16..8192 step 16, our kernel: its own triage).
+# llama (llama3_8b gate_up TP2, M 16..8192 step 16, our kernel: its own triage), capture_llama
+# and capture_dsv3 (every module, M 1..512 step 1, graph timing, into capture/: the grid analyze
+# --capture-sizes needs).
 #   bench/own_kernels_device_run.sh BUILD_DIR [step,step...]
 # Logs and CSVs go to $OUT (at most 8 files come back: profiles travel as one tarball, paths from profiles/).
 set -u
@@ -78,6 +80,19 @@ if has llama; then
   timeout -s INT -k 20 150 "${profile[@]}" --timing graph --m-range 16:8192:16 --model llama3_8b --module gate_up_proj \
     --tp 2 --kernel fp8_blockscale > "$dir/logs/graph_llama3_8b.log" 2>&1
   echo "profile llama rc=$?"
+fi
+if has capture_llama; then
+  timeout -s INT -k 20 200 "${profile[@]}" --out "$dir/capture" --timing graph --m-range 1:512:1 --model llama3_8b \
+    --module all --tp 2 \
+    --kernel fp8_blockscale --kernel cublaslt_fp8_blockscale > "$dir/logs/capture_llama3_8b_tp2.log" 2>&1
+  echo "profile llama capture grid rc=$?"; tail -3 "$dir/logs/capture_llama3_8b_tp2.log"
+fi
+if has capture_dsv3; then
+  timeout -s INT -k 20 450 "${profile[@]}" --out "$dir/capture" --timing graph --m-range 1:512:1 --model deepseek_v3 \
+    --module all --tp 8 \
+    --kernel fp8_blockscale --kernel cublaslt_fp8_blockscale --kernel a16w8_blockscale_batched \
+    > "$dir/logs/capture_dsv3_tp8.log" 2>&1
+  echo "profile deepseek_v3 capture grid rc=$?"; tail -3 "$dir/logs/capture_dsv3_tp8.log"
 fi
 tar -czf "$out/profiles.tgz" -C "$fresh" profiles
 tar -tzf "$out/profiles.tgz" | wc -l
