@@ -59,7 +59,8 @@ device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1 | tr 'A-Z'
 fresh=$(mktemp -d)
 dir=$fresh/profiles/$device
 mkdir -p "$dir/logs"
-profile=("$build/bin/profile" --backend cuda --no-warm-up --max-seconds-per-point 0.1 --out "$dir")
+base=("$build/bin/profile" --backend cuda --no-warm-up --max-seconds-per-point 0.1)
+profile=("${base[@]}" --out "$dir")
 if has profiles; then
   timeout -s INT -k 10 150 "${profile[@]}" --m-preset cudagraph --model deepseek_v3 --module all --tp 8 \
     --kernel fp8_blockscale --kernel fp8_blockscale_bpreshuffle --kernel cublaslt_fp8_blockscale --kernel cublaslt_bf16 \
@@ -82,13 +83,13 @@ if has llama; then
   echo "profile llama rc=$?"
 fi
 if has capture_llama; then
-  timeout -s INT -k 20 200 "${profile[@]}" --out "$dir/capture" --timing graph --m-range 1:512:1 --model llama3_8b \
+  timeout -s INT -k 20 200 "${base[@]}" --out "$dir/capture" --timing graph --m-range 1:512:1 --model llama3_8b \
     --module all --tp 2 \
     --kernel fp8_blockscale --kernel cublaslt_fp8_blockscale > "$dir/logs/capture_llama3_8b_tp2.log" 2>&1
   echo "profile llama capture grid rc=$?"; tail -3 "$dir/logs/capture_llama3_8b_tp2.log"
 fi
 if has capture_dsv3; then
-  timeout -s INT -k 20 450 "${profile[@]}" --out "$dir/capture" --timing graph --m-range 1:512:1 --model deepseek_v3 \
+  timeout -s INT -k 20 450 "${base[@]}" --out "$dir/capture" --timing graph --m-range 1:512:1 --model deepseek_v3 \
     --module all --tp 8 \
     --kernel fp8_blockscale --kernel cublaslt_fp8_blockscale --kernel a16w8_blockscale_batched \
     > "$dir/logs/capture_dsv3_tp8.log" 2>&1
