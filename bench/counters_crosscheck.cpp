@@ -2,9 +2,11 @@
 // file's row beside ncu's values for the same metrics (ncu --csv --print-units base output
 // of one profile run at that M), and whether they agree within the tolerance.
 //   counters_crosscheck FILE.counters.csv M=ncu_M.csv [M=ncu_M.csv ...] [--tolerance 0.1]
-// ncu sees every launch of the run (the reference check, the timed sample): a kernel's
-// value is the median over its launches, and a run's value sums (ratios: duration-weighted)
-// over the distinct kernels, as the collector does over the kernels of one run.
+// ncu sees every launch of the run (the L2 flush, the timing floors' empty kernels, operand
+// fills, the reference check, the timed sample): only the kernels our row names are kept; a
+// kernel's value is the median over its launches, and a run's value sums (ratios:
+// duration-weighted) over them, as the collector does over the kernels of one run. A memset
+// in our row has no ncu counterpart (ncu profiles kernels only).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -59,6 +61,27 @@ NcuValues read_ncu_csv(const std::string& path) {
   return values;
 }
 
+// The base name of a kernel (before its template arguments or parameters), as ncu and CUPTI both print it.
+std::string base_name(const std::string& kernel) {
+  std::string name = kernel.substr(0, kernel.find_first_of("<("));
+  const std::size_t space = name.rfind(' ');
+  if (space != std::string::npos) name = name.substr(space + 1);
+  const std::size_t scope = name.rfind("::");
+  return scope == std::string::npos ? name : name.substr(scope + 2);
+}
+
+// ncu's kernels that our row ran.
+NcuValues kernels_of_ours(const NcuValues& ncu, const std::vector<std::string>& ours) {
+  std::vector<std::string> names;
+  for (const std::string& kernel : ours) names.push_back(base_name(kernel));
+  NcuValues kept;
+  for (const auto& [kernel, metrics] : ncu) {
+    const std::string name = base_name(kernel);
+    if (std::find(names.begin(), names.end(), name) != names.end()) kept[kernel] = metrics;
+  }
+  return kept;
+}
+
 // One run's value of `metric` from ncu's kernels, as the collector aggregates it.
 double run_value(const NcuValues& values, const CounterMetric& metric) {
   const char* duration = counter_metrics().front().name;
@@ -95,10 +118,12 @@ int main(int argc, char** argv) {
     for (const std::string& spec : ncu_files) {
       const std::size_t eq = spec.find('=');
       const int64_t m = std::stoll(spec.substr(0, eq));
-      const NcuValues ncu = read_ncu_csv(spec.substr(eq + 1));
+      const NcuValues everything = read_ncu_csv(spec.substr(eq + 1));
       const auto row = ours.find(m);
+      const NcuValues ncu = row == ours.end() ? everything : kernels_of_ours(everything, row->second.kernels);
       if (row == ours.end() || ncu.empty()) {
-        fmt::print("M={}: {}\n", m, row == ours.end() ? "no counters row" : "no ncu values");
+        fmt::print("M={}: {}\n", m,
+                   row == ours.end() ? "no counters row" : "no ncu values for the kernels ours ran");
         continue;
       }
       fmt::print("M={} ({} kernel(s) in ncu, {} in ours)\n", m, ncu.size(), row->second.kernels.size());
