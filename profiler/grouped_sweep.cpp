@@ -350,20 +350,7 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
         file->add(row);
       }
       sessions.reset();
-      sidecar.timing.wall_s = seconds_since(sweep_start);
-      sidecar.interrupted = interrupt_requested();
-      file->flush();
-      write_sidecar(csv, sidecar);
-
-      FileSummary summary = summarize_profile(csv, file->rows());
-      summary.resumed = resumed;
-      summary.timing = sidecar.timing;
-      result.timing.wall_s += sidecar.timing.wall_s;
-      result.timing.setup_s += sidecar.timing.setup_s;
-      result.timing.timed_s += sidecar.timing.timed_s;
-      result.files.push_back(summary);
-      if (interrupt_requested()) {
-        result.interrupted = true;
+      if (close_profile_file(*file, sidecar, csv, resumed, seconds_since(sweep_start), result)) {
         progress.finish();
         return result;
       }

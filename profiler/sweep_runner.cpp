@@ -60,6 +60,23 @@ void mark_sidecar_complete(const std::filesystem::path& csv) {
   write_file_atomically(sidecar_path(csv), json_text(*sidecar, 2));
 }
 
+bool close_profile_file(ProfileWriter& file, SidecarContent& sidecar, const std::filesystem::path& csv,
+                        int64_t resumed, double wall_s, SweepResult& result) {
+  sidecar.timing.wall_s = wall_s;
+  sidecar.interrupted = interrupt_requested();
+  file.flush();
+  write_sidecar(csv, sidecar);
+  FileSummary summary = summarize_profile(csv, file.rows());
+  summary.resumed = resumed;
+  summary.timing = sidecar.timing;
+  result.timing.wall_s += sidecar.timing.wall_s;
+  result.timing.setup_s += sidecar.timing.setup_s;
+  result.timing.timed_s += sidecar.timing.timed_s;
+  result.files.push_back(summary);
+  result.interrupted = result.interrupted || sidecar.interrupted;
+  return sidecar.interrupted;
+}
+
 namespace {
 
 std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(1ull << 30)); }
@@ -239,20 +256,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         file->add(passes > 1 ? combine_passes(of_m) : row);
       }
       sessions.reset();
-      sidecar.timing.wall_s = seconds_since(sweep_start);
-      sidecar.interrupted = interrupt_requested();
-      file->flush();
-      write_sidecar(csv, sidecar);
-
-      FileSummary summary = summarize_profile(csv, file->rows());
-      summary.resumed = resumed;
-      summary.timing = sidecar.timing;
-      result.timing.wall_s += sidecar.timing.wall_s;
-      result.timing.setup_s += sidecar.timing.setup_s;
-      result.timing.timed_s += sidecar.timing.timed_s;
-      result.files.push_back(summary);
-      if (interrupt_requested()) {
-        result.interrupted = true;
+      if (close_profile_file(*file, sidecar, csv, resumed, seconds_since(sweep_start), result)) {
         progress.finish();
         return result;
       }

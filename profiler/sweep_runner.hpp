@@ -15,6 +15,7 @@
 #include "kernels/kernel.hpp"
 #include "profiler/measure.hpp"
 #include "profiler/peak.hpp"
+#include "profiler/profile_writer.hpp"
 #include "profiler/sidecar.hpp"
 #include "profiler/timing_floors.hpp"
 
@@ -60,6 +61,11 @@ struct SweepResult {
 
 // Points, ok and failed counts, best and worst MFU of a profile's rows.
 FileSummary summarize_profile(const std::filesystem::path& csv, const std::vector<ProfileRow>& rows);
+
+// The end of one file's sweep, dense or grouped: its rows written, its sidecar with the sweep's wall time
+// (interrupted or not), its summary added to `result`. True when the sweep was interrupted.
+bool close_profile_file(ProfileWriter& file, SidecarContent& sidecar, const std::filesystem::path& csv,
+                        int64_t resumed, double wall_s, SweepResult& result);
 
 // A complete file left by a run killed between its last CSV write and its sidecar's: the sidecar still says
 // interrupted. Nothing is left to measure, so only that flag is set right.

@@ -7,8 +7,11 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analyze/noise_aware_rule.hpp"
+#include "analyze/series.hpp"
 #include "analyze_test_support.hpp"
 #include "common/kernel_counters.hpp"
 
@@ -111,22 +114,26 @@ TEST_F(AnalyzeCli, ExplainWithCountersReadsTheFileBesideTheProfile) {
   expect_user_error(run_analyze(dir_, profile.string() + " --explain-with-counters --out-dir " +
                                           (dir_.path() / "out").string()),
                     "no counters beside");
-  // M=912's reference is M=880 (a kernel switch); give M=912 a hidden second kernel.
+  // The profile's first anomaly (whatever the committed measurement holds) gets a hidden second kernel.
+  const std::vector<Anomaly> anomalies = noise_aware_anomalies(read_series_file(profile.string(), {}).at(0), {});
+  ASSERT_FALSE(anomalies.empty()) << "the committed profile has no anomaly to explain";
+  const int64_t m = anomalies.front().m, reference = anomalies.front().reference_m;
   std::vector<KernelCounters> rows;
-  for (const int64_t m : {880, 912}) {
+  for (const int64_t at : {reference, m}) {
     KernelCounters counters;
-    counters.m = m;
+    counters.m = at;
     counters.duration_us = 30;
     counters.kernels = {"fp8_blockscale_kernel"};
-    if (m == 912) counters.kernels.push_back("splitk_reduce_kernel");
+    if (at == m) counters.kernels.push_back("splitk_reduce_kernel");
     rows.push_back(counters);
   }
   write_counters_file(counters_path(profile), rows);
   const CliResult run = run_analyze(dir_, profile.string() + " --explain-with-counters --out-dir " +
                                               (dir_.path() / "out").string());
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_NE(run.output.find("extra kernel: split-K reduction (splitk_reduce_kernel); M=912 launched 2 kernel(s), "
-                            "M=880 1"),
+  EXPECT_NE(run.output.find(fmt::format("extra kernel: split-K reduction (splitk_reduce_kernel); M={} launched 2 "
+                                        "kernel(s), M={} 1",
+                                        m, reference)),
             std::string::npos)
       << run.output;
 }
