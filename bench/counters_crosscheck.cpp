@@ -7,9 +7,12 @@
 // kernel's value is the median over its launches, and a run's value sums (ratios:
 // duration-weighted) over them, as the collector does over the kernels of one run. A memset
 // in our row has no ncu counterpart (ncu profiles kernels only).
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -61,9 +64,17 @@ NcuValues read_ncu_csv(const std::string& path) {
   return values;
 }
 
-// The base name of a kernel (before its template arguments or parameters), as ncu and CUPTI both print it.
+// The base name of a kernel (before its template arguments or parameters): CUPTI may give the
+// mangled name, ncu the demangled one.
 std::string base_name(const std::string& kernel) {
-  std::string name = kernel.substr(0, kernel.find_first_of("<("));
+  std::string readable = kernel;
+  if (kernel.rfind("_Z", 0) == 0) {
+    int status = 0;
+    char* demangled = abi::__cxa_demangle(kernel.c_str(), nullptr, nullptr, &status);
+    if (status == 0 && demangled) readable = demangled;
+    std::free(demangled);
+  }
+  std::string name = readable.substr(0, readable.find_first_of("<("));
   const std::size_t space = name.rfind(' ');
   if (space != std::string::npos) name = name.substr(space + 1);
   const std::size_t scope = name.rfind("::");

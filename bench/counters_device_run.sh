@@ -61,7 +61,7 @@ for kernel in "${kernels[@]}"; do
     echo "ncu $kernel M=$m rc=$?"
     specs+=("$m=$out/ncu_${kernel}_M$m.csv")
   done
-  "$build/bin/counters_crosscheck" "$counters" "${specs[@]}" | tee "$out/crosscheck_${kernel}.txt"
+  "$build/bin/counters_crosscheck" "$counters" "${specs[@]}" 2>&1 | tee "$out/crosscheck_${kernel}.txt"
 done
 cp "$profiles"/*.counters.csv "$out/" 2>/dev/null
 tar -C "$out" -czf "$out/profiles.tar.gz" profiles && rm -rf "$profiles"
