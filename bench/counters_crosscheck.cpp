@@ -28,6 +28,7 @@ namespace {
 using namespace shapescope;
 
 double median(std::vector<double> values) {
+  if (values.empty()) return std::nan("");
   std::sort(values.begin(), values.end());
   const std::size_t half = values.size() / 2;
   return values.size() % 2 ? values[half] : (values[half - 1] + values[half]) / 2;
@@ -56,10 +57,13 @@ NcuValues read_ncu_csv(const std::string& path) {
   for (const auto& row : table.rows) {
     std::string number = row[std::size_t(value)];
     number.erase(std::remove(number.begin(), number.end(), ','), number.end());
+    double parsed = 0;
     try {
-      values[row[std::size_t(kernel)]][row[std::size_t(metric)]].push_back(std::stod(number));
-    } catch (const std::exception&) {  // "n/a" and the like: not collected
+      parsed = std::stod(number);
+    } catch (const std::exception&) {  // "n/a" and the like: not collected (and no empty entry left behind)
+      continue;
     }
+    values[row[std::size_t(kernel)]][row[std::size_t(metric)]].push_back(parsed);
   }
   return values;
 }
