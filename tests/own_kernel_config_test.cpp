@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/model_catalog.hpp"
 #include "common/user_error.hpp"
 #include "kernels/cuda/a16w8_blockscale_config.hpp"
 #include "kernels/cuda/fp8_blockscale_config.hpp"
@@ -31,14 +32,27 @@ std::string trace(const Fp8DeviceSpec& spec, const GemmShape& shape, const Fp8Bl
 struct WeightCase {
   int64_t n, k;
 };
-const WeightCase kDeepSeekTp8[] = {{3072, 1536}, {4096, 512}, {7168, 2048}, {2112, 7168},
-                                   {4608, 7168}, {7168, 2304}, {512, 7168}, {7168, 256}};
+// DeepSeek-V3's TP8 GEMMs from the shipped catalog (one declaration of the shape list).
+const std::vector<WeightCase>& deepseek_tp8() {
+  static const std::vector<WeightCase> shapes = [] {
+    std::vector<WeightCase> found;
+    for (const GemmProblem& problem : ModelCatalog::load_default().problems("deepseek_v3", "all", 8)) {
+      const bool seen = std::any_of(found.begin(), found.end(), [&](const WeightCase& w) {
+        return w.n == problem.n && w.k == problem.k;
+      });
+      if (problem.batch_count == 1 && !seen) found.push_back({problem.n, problem.k});
+    }
+    return found;
+  }();
+  return shapes;
+}
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 TEST(Fp8BlockscaleConfig, SplitsCoverEveryKBlockOnceAndNoneIsEmpty) {
+  ASSERT_GE(deepseek_tp8().size(), 8u) << "the catalog's DeepSeek-V3 TP8 shapes";
   for (const Fp8DeviceSpec& spec : kSpecs) {
-    for (const WeightCase& w : kDeepSeekTp8) {
+    for (const WeightCase& w : deepseek_tp8()) {
       for (const int64_t m : {1, 4, 64, 65, 128, 1024, 4097}) {
         const GemmShape shape{m, w.n, w.k, 1};
         const Fp8BlockscaleConfig config = choose_fp8_blockscale_config(shape, spec);
@@ -55,7 +69,7 @@ TEST(Fp8BlockscaleConfig, SplitsCoverEveryKBlockOnceAndNoneIsEmpty) {
 
 TEST(Fp8BlockscaleConfig, GridIsResidentWholeClustersAndSplitsOnlyAnUnfilledGrid) {
   for (const Fp8DeviceSpec& spec : kSpecs) {
-    for (const WeightCase& w : kDeepSeekTp8) {
+    for (const WeightCase& w : deepseek_tp8()) {
       for (const int64_t m : {1, 16, 64, 128, 256, 512, 1024, 4096}) {
         const GemmShape shape{m, w.n, w.k, 1};
         const Fp8BlockscaleConfig config = choose_fp8_blockscale_config(shape, spec);
@@ -79,7 +93,7 @@ TEST(Fp8BlockscaleConfig, GridIsResidentWholeClustersAndSplitsOnlyAnUnfilledGrid
 // H100 picks on these shapes must pick something else wherever it would have split.
 TEST(Fp8BlockscaleConfig, NeverChoosesASplitWhoseClustersDoNotFit) {
   const auto each_choice = [](const Fp8DeviceSpec& spec, const auto& visit) {
-    for (const WeightCase& w : kDeepSeekTp8) {
+    for (const WeightCase& w : deepseek_tp8()) {
       for (int64_t m = 1; m <= 512; m += 5) {
         const GemmShape shape{m, w.n, w.k, 1};
         visit(shape, choose_fp8_blockscale_config(shape, spec));
@@ -116,7 +130,7 @@ TEST(Fp8BlockscaleConfig, ConfigurationsFitTheDevicesSharedMemory) {
   ASSERT_GT(excluded, 0) << "some instance must need more than the lean device offers";
   ASSERT_LT(excluded, int(std::size(kFp8Instances)));
   for (const Fp8DeviceSpec& spec : {kH100, kSmallGpu, kLargeGpu, lean}) {
-    for (const WeightCase& w : kDeepSeekTp8) {
+    for (const WeightCase& w : deepseek_tp8()) {
       for (const int64_t m : {65, 128, 300, 1024, 4096}) {
         const GemmShape shape{m, w.n, w.k, 1};
         const Fp8BlockscaleConfig config = choose_fp8_blockscale_config(shape, spec);
@@ -135,7 +149,7 @@ TEST(Fp8BlockscaleConfig, ConfigurationsFitTheDevicesSharedMemory) {
 // shape slower (modelled) or on fewer CTAs: the same candidates cost the same or less there.
 TEST(Fp8BlockscaleConfig, MoreMultiprocessorsNeverRunSlowerOrOnFewerCtas) {
   const GridCostModel model;
-  for (const WeightCase& w : kDeepSeekTp8) {
+  for (const WeightCase& w : deepseek_tp8()) {
     for (int64_t m = 1; m <= 4096; m = m < 64 ? m + 3 : m + 61) {
       const GemmShape shape{m, w.n, w.k, 1};
       const Fp8BlockscaleConfig on_h100 = choose_fp8_blockscale_config(shape, kH100);
@@ -180,7 +194,7 @@ TEST(Fp8BlockscaleConfig, SplitsAndTilesWhereMeasurementsSaidTheyPay) {
 TEST(Fp8BlockscaleConfig, LargerMNeverSwitchesToAConfigurationModelledSlower) {
   const GridCostModel model;
   std::vector<WeightCase> shapes = {{14336, 4096}, {36864, 7168}};  // llama3_8b gate_up TP2, DeepSeek-V3 TP1 gate_up
-  shapes.insert(shapes.end(), std::begin(kDeepSeekTp8), std::end(kDeepSeekTp8));
+  shapes.insert(shapes.end(), deepseek_tp8().begin(), deepseek_tp8().end());
   for (const WeightCase& w : shapes) {
     std::optional<Fp8BlockscaleConfig> previous;
     double slowest = 0;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/model_catalog.hpp"
 #include "kernels/cuda/cublaslt_entries.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_device.hpp"
@@ -25,9 +26,18 @@ constexpr double kThreshold = 1e-2;  // the profile's numerical_fail threshold
 struct WeightCase {
   int64_t n, k;
 };
-// DeepSeek-V3 TP8 (the AITER tuned set); 7168x2304 needs padded weight scales.
-const WeightCase kDeepSeekTp8[] = {{3072, 1536}, {4096, 512}, {7168, 2048}, {2112, 7168},
-                                   {4608, 7168}, {7168, 2304}, {512, 7168}, {7168, 256}};
+// DeepSeek-V3 TP8 from the shipped catalog, found as profile finds it (7168x2304 needs padded
+// weight scales).
+std::vector<WeightCase> deepseek_tp8() {
+  std::vector<WeightCase> shapes;
+  for (const GemmProblem& problem : ModelCatalog::load_default().problems("deepseek_v3", "all", 8)) {
+    const bool seen = std::any_of(shapes.begin(), shapes.end(), [&](const WeightCase& w) {
+      return w.n == problem.n && w.k == problem.k;
+    });
+    if (problem.batch_count == 1 && !seen) shapes.push_back({problem.n, problem.k});
+  }
+  return shapes;
+}
 const int64_t kMs[] = {1, 3, 4, 64, 127, 129, 1024};
 
 GemmShape gemm_shape(int64_t m, const WeightCase& weights) { return GemmShape{m, weights.n, weights.k, 1}; }
@@ -38,7 +48,7 @@ void check_entry_on_deepseek_shapes(const std::string& kernel_name, Device& devi
                                     const std::function<bool(int64_t)>& refused) {
   const KernelEntry& entry = find_kernel(kernel_name);
   uint64_t seed = 0x5eed0000 + std::hash<std::string>{}(kernel_name) % 1000;
-  for (const WeightCase& shape : kDeepSeekTp8) {
+  for (const WeightCase& shape : deepseek_tp8()) {
     const auto session = entry.open(device, WeightShape{shape.n, shape.k, 1}, ++seed);
     for (const int64_t m : kMs) {
       SCOPED_TRACE(kernel_name + " M=" + std::to_string(m) + " N=" + std::to_string(shape.n) +

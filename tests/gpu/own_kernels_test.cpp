@@ -30,27 +30,30 @@ struct WeightCase {
   int64_t n, k, batch_count;
 };
 
-std::vector<WeightCase> deepseek_tp8_shapes() {
-  return {{"dsv3", 3072, 1536, 1}, {"dsv3", 4096, 512, 1},  {"dsv3", 7168, 2048, 1}, {"dsv3", 2112, 7168, 1},
-          {"dsv3", 4608, 7168, 1}, {"dsv3", 7168, 2304, 1}, {"dsv3", 512, 7168, 1},  {"dsv3", 7168, 256, 1}};
-}
-
 // DeepSeek-V3's large TP1 GEMMs: deep K (144 blocks), wide N (288 tiles), 264 MB of weights.
 std::vector<WeightCase> deepseek_tp1_large_shapes() {
   return {{"dsv3.tp1", 7168, 18432, 1}, {"dsv3.tp1", 24576, 1536, 1}, {"dsv3.tp1", 36864, 7168, 1}};
 }
 
-// The Qwen3 TP8 GEMMs from the shipped catalog (partial scale blocks included: K=192, N=192).
-std::vector<WeightCase> qwen3_tp8_shapes() {
-  const ModelCatalog catalog = ModelCatalog::load_default();  // as profile finds it, so a carried binary works
+// A model's TP8 GEMMs (batch 1, each N x K once) from the shipped catalog, found as profile finds it,
+// so a carried binary works: the one declaration of these shape lists.
+std::vector<WeightCase> catalog_tp8_shapes(const std::vector<std::string>& models) {
+  const ModelCatalog catalog = ModelCatalog::load_default();
   std::vector<WeightCase> shapes;
-  for (const std::string model : {"qwen3_235b_a22b", "qwen3_30b_a3b"}) {
+  for (const std::string& model : models) {
     for (const GemmProblem& problem : catalog.problems(model, "all", 8)) {
-      if (problem.batch_count == 1) shapes.push_back({model + "." + problem.module, problem.n, problem.k, 1});
+      const bool seen = std::any_of(shapes.begin(), shapes.end(), [&](const WeightCase& w) {
+        return w.n == problem.n && w.k == problem.k;
+      });
+      if (problem.batch_count == 1 && !seen) shapes.push_back({model + "." + problem.module, problem.n, problem.k, 1});
     }
   }
   return shapes;
 }
+
+std::vector<WeightCase> deepseek_tp8_shapes() { return catalog_tp8_shapes({"deepseek_v3"}); }
+// Partial scale blocks included (K=192, N=192).
+std::vector<WeightCase> qwen3_tp8_shapes() { return catalog_tp8_shapes({"qwen3_235b_a22b", "qwen3_30b_a3b"}); }
 
 struct CheckTally {
   int checked = 0;
