@@ -259,7 +259,9 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
       }
       const MeasurementFingerprint fingerprint =
           measurement_fingerprint(plan.measure, plan.seed, plan.programmatic_launch, kernel_name, info);
-      const std::vector<ProfileRow> rows = resumable_rows(csv, fingerprint);
+      std::vector<int64_t> wanted;
+      for (const GroupedPoint& point : series.points) wanted.push_back(point.m);
+      const std::vector<ProfileRow> rows = resumable_rows(csv, fingerprint, wanted);
       std::set<int64_t> done;
       for (const ProfileRow& row : rows) done.insert(row.batch);
       const int64_t resumed = int64_t(std::count_if(series.points.begin(), series.points.end(),

@@ -1,10 +1,14 @@
 #include "profiler/resume.hpp"
 
+#include <algorithm>
+#include <set>
+
 #include <fmt/format.h>
 
 #include "common/user_error.hpp"
 #include "profiler/profile_csv.hpp"
 #include "profiler/sidecar.hpp"
+#include "profiler/sweep_runner.hpp"
 
 namespace shapescope::profiler {
 
@@ -14,9 +18,15 @@ constexpr const char* kMeasureAnew = "use another --out, or delete the file to m
 
 }  // namespace
 
-std::vector<ProfileRow> resumable_rows(const std::filesystem::path& csv, const MeasurementFingerprint& fingerprint) {
+std::vector<ProfileRow> resumable_rows(const std::filesystem::path& csv, const MeasurementFingerprint& fingerprint,
+                                       const std::vector<int64_t>& wanted_m) {
   std::vector<ProfileRow> rows = read_profile_csv(csv);
   if (rows.empty()) return rows;  // nothing measured: nothing to mix
+  std::set<int64_t> measured;
+  for (const ProfileRow& row : rows) measured.insert(row.batch);
+  if (std::all_of(wanted_m.begin(), wanted_m.end(), [&](int64_t m) { return measured.count(m) > 0; })) {
+    return rows;  // every M asked for is in the file: nothing is measured, so nothing is mixed
+  }
   const std::optional<nlohmann::json> sidecar = read_sidecar(csv);
   if (!sidecar) {
     throw UserError(fmt::format("cannot resume {}: it has no sidecar {}, so how its rows were measured is unknown; {}",
@@ -40,8 +50,10 @@ std::vector<ProfileRow> resumable_rows(const std::filesystem::path& csv, const M
 void check_resumable(const SweepPlan& plan, const kernels::DeviceInfo& device) {
   for (const GemmProblem& problem : plan.problems) {
     for (const std::string& kernel : plan.kernels) {
-      resumable_rows(plan.out_dir / profile_file_name(problem, kernel, plan.measure.timing),
-                     measurement_fingerprint(plan.measure, plan.seed, plan.programmatic_launch, kernel, device));
+      const std::string name = profile_file_name(problem, kernel, plan.measure.timing);
+      resumable_rows(plan.out_dir / name,
+                     measurement_fingerprint(plan.measure, plan.seed, plan.programmatic_launch, kernel, device),
+                     m_values_of_file(plan, name));
     }
   }
 }

@@ -14,8 +14,11 @@ namespace shapescope::profiler {
 
 // The rows of `csv` (none when it does not exist). Throws UserError, one line, when they may not be kept:
 // the file is no shapescope profile (a study-format CSV, a folder), or it has rows and its sidecar is
-// missing, carries no fingerprint, or a fingerprint that differs from `fingerprint`.
-std::vector<ProfileRow> resumable_rows(const std::filesystem::path& csv, const MeasurementFingerprint& fingerprint);
+// missing, carries no fingerprint, or a fingerprint that differs from `fingerprint` — unless the file
+// already holds every M in `wanted_m`: then nothing is measured, so nothing is mixed (a complete file
+// of an earlier build is shown as it is).
+std::vector<ProfileRow> resumable_rows(const std::filesystem::path& csv, const MeasurementFingerprint& fingerprint,
+                                       const std::vector<int64_t>& wanted_m);
 
 // resumable_rows for every file `plan` writes on `device`: the setup's check, before any work.
 void check_resumable(const SweepPlan& plan, const kernels::DeviceInfo& device);

@@ -165,8 +165,9 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         progress.finish();
         return result;
       }
-      const MeasurementFingerprint fingerprint = measurement_fingerprint(plan.measure, plan.seed, plan.programmatic_launch, kernel_name, info);
-      std::vector<ProfileRow> rows = resumable_rows(csv, fingerprint);  // again under the lock: files change
+      const MeasurementFingerprint fingerprint =
+          measurement_fingerprint(plan.measure, plan.seed, plan.programmatic_launch, kernel_name, info);
+      std::vector<ProfileRow> rows = resumable_rows(csv, fingerprint, m_values);  // again under the lock: files change
       std::set<int64_t> done;
       for (const ProfileRow& row : rows) done.insert(row.batch);
       const int64_t resumed = int64_t(std::count_if(m_values.begin(), m_values.end(),

@@ -202,6 +202,7 @@ TEST_F(SweepRunnerTest, ResumeKeepsMeasuredRowsAndMeasuresOnlyTheRest) {
 TEST_F(SweepRunnerTest, ResumeRefusesRowsMeasuredOtherwiseAndNamesTheDifference) {
   run_sweep(device, plan);  // cold
   const auto before = rows_by_m();
+  plan.m_values.push_back(128);  // a new M: resuming would add rows to the file
   plan.measure.hot = true;
   for (const auto& attempt : {std::function<void()>([&] { check_resumable(plan, device.info()); }),
                               std::function<void()>([&] { run_sweep(device, plan); })}) {
@@ -219,6 +220,14 @@ TEST_F(SweepRunnerTest, ResumeRefusesRowsMeasuredOtherwiseAndNamesTheDifference)
   EXPECT_THROW(check_resumable(plan, device.info()), UserError);
   plan.seed = 1;
   EXPECT_NO_THROW(check_resumable(plan, device.info()));
+  // Every M asked for already in the file: nothing would be measured, so nothing is mixed.
+  plan.m_values.pop_back();
+  plan.seed = 2;
+  counters = {};
+  EXPECT_NO_THROW(check_resumable(plan, device.info()));
+  run_sweep(device, plan);
+  EXPECT_TRUE(counters.prepared.empty());
+  EXPECT_EQ(rows_by_m().size(), before.size());
 }
 
 TEST_F(SweepRunnerTest, AStudyFormatCsvOrACsvWithoutItsSidecarIsNotTakenAsMeasured) {
@@ -232,6 +241,7 @@ TEST_F(SweepRunnerTest, AStudyFormatCsvOrACsvWithoutItsSidecarIsNotTakenAsMeasur
     return other;
   }());
   fs::copy_file(out / "other" / csv().filename(), csv(), fs::copy_options::overwrite_existing);  // rows, no sidecar
+  plan.m_values.push_back(128);  // a new M: resuming would add rows to the file
   try {
     run_sweep(device, plan);
     FAIL() << "rows without a sidecar resumed";
