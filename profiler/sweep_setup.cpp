@@ -40,13 +40,18 @@ ChosenDevice choose_device(const std::string& backend, int threads) {
           fmt::format("backend cpu (auto: no CUDA device, {})", kernels::cuda_unavailable_reason())};
 }
 
-std::vector<std::string> kernels_for(const std::vector<std::string>& requested, kernels::BackendKind backend) {
+// The requested kernels of one registry (dense or grouped), checked against the run's backend; all of
+// that backend's when none was requested.
+template <class Entry>
+std::vector<std::string> kernels_on_backend(const std::vector<Entry>& registry,
+                                            const Entry& (*find)(const std::string&),
+                                            const std::vector<std::string>& requested, kernels::BackendKind backend) {
   std::vector<std::string> available;
-  for (const auto& entry : kernels::kernel_registry())
+  for (const Entry& entry : registry)
     if (entry.backend == backend) available.push_back(entry.name);
   if (requested.empty()) return available;
   for (const std::string& name : requested) {
-    const kernels::KernelEntry& entry = kernels::find_kernel(name);
+    const Entry& entry = find(name);
     if (entry.backend != backend) {
       throw UserError(fmt::format("--kernel {} runs on the {} backend but this run uses {}; pass --backend {} or one of {}",
                                   name, kernels::to_string(entry.backend), kernels::to_string(backend),
@@ -54,6 +59,10 @@ std::vector<std::string> kernels_for(const std::vector<std::string>& requested, 
     }
   }
   return requested;
+}
+
+std::vector<std::string> kernels_for(const std::vector<std::string>& requested, kernels::BackendKind backend) {
+  return kernels_on_backend(kernels::kernel_registry(), &kernels::find_kernel, requested, backend);
 }
 
 bool block_scaled(const kernels::KernelEntry& entry) { return entry.formats.find("128x128") != std::string::npos; }
@@ -75,19 +84,7 @@ void check_scale_block_cuts(const SweepPlan& plan, const std::string& policy) {
 }
 
 std::vector<std::string> grouped_kernels_for(const std::vector<std::string>& requested, kernels::BackendKind backend) {
-  std::vector<std::string> available;
-  for (const auto& entry : kernels::grouped_kernel_registry())
-    if (entry.backend == backend) available.push_back(entry.name);
-  if (requested.empty()) return available;
-  for (const std::string& name : requested) {
-    const kernels::GroupedKernelEntry& entry = kernels::find_grouped_kernel(name);
-    if (entry.backend != backend) {
-      throw UserError(fmt::format("--kernel {} runs on the {} backend but this run uses {}; pass --backend {} or one of {}",
-                                  name, kernels::to_string(entry.backend), kernels::to_string(backend),
-                                  kernels::to_string(entry.backend), fmt::join(available, ", ")));
-    }
-  }
-  return requested;
+  return kernels_on_backend(kernels::grouped_kernel_registry(), &kernels::find_grouped_kernel, requested, backend);
 }
 
 void check_grouped_scale_block_cuts(const GroupedSweepPlan& plan, const std::string& policy) {

@@ -2,46 +2,22 @@
 // built binary, in every timing mode; failing plugins give rows with a status and a note and the sweep goes on;
 // a plugin of another ABI version is one line and exit 2.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
 
 #include "common/csv.hpp"
+#include "tests/profile_cli_support.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string stdout_text, stderr_text;
-};
+using shapescope::testing_support::Outcome;
+using shapescope::testing_support::run_profile;
 
 fs::path plugin_dir() { return fs::path(SHAPESCOPE_BIN_DIR).parent_path() / "lib"; }
-
-Outcome run_profile(const std::string& arguments) {
-  const fs::path err_file = fs::temp_directory_path() / ("shapescope_plugin_stderr_" + std::to_string(::getpid()));
-  const std::string command = "timeout 300 " + (fs::path(SHAPESCOPE_BIN_DIR) / "profile").string() + " " + arguments +
-                              " 2>" + err_file.string();
-  Outcome outcome;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return outcome;
-  std::array<char, 4096> buffer{};
-  size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) outcome.stdout_text.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(err_file);
-  outcome.stderr_text.assign(std::istreambuf_iterator<char>(err), {});
-  fs::remove(err_file);
-  return outcome;
-}
 
 class PluginCli : public ::testing::Test {
  protected:
