@@ -2,7 +2,7 @@
 # The device run for our kernels, from a carried build folder (this script builds
 # nothing). Steps (default: all): tests (all GPU tests), bench (kernel_bench in every
 # timing mode on DeepSeek-V3 TP8, TP1 gate_up/down, the MLA batches), ncu (Nsight
-# Compute's gpu__time_duration on a few points, against kernel timing), profiles
+# Compute's gpu__time_duration on a few points), ncu_kernel (kernel timing against ncu, point by point), profiles
 # (DeepSeek-V3 TP8 cudagraph list with graph timing, every FP8 kernel and bf16; TP1),
 # llama (llama3_8b gate_up TP2, M 16..8192 step 16, our kernel: its own triage), capture_llama
 # and capture_dsv3 (every module, M 1..512 step 1, graph timing, into capture/: the grid analyze
@@ -52,6 +52,28 @@ if has ncu; then
       --kernel fp8_blockscale --kernel cublaslt_fp8_blockscale > "$out/ncu_$module.csv" 2>&1
     echo "ncu $module rc=$?"
   done
+fi
+
+if has ncu_kernel; then
+  # Kernel timing against Nsight Compute's gpu__time_duration, point by point (small and large kernels):
+  # a profile --timing kernel run, then ncu over the same GEMM; bench/ncu_vs_kernel_timing.py sets them side by side.
+  nk=/tmp/ncu_vs_kernel; rm -rf "$nk"; mkdir -p "$nk"
+  for point in "deepseek_v3 8 kv_b_proj 16" "deepseek_v3 8 kv_b_proj 1024" "deepseek_v3 8 gate_up_proj 16" \
+    "deepseek_v3 8 gate_up_proj 2048" "deepseek_v3 1 gate_up_proj 64" "deepseek_v3 1 gate_up_proj 4096" \
+    "deepseek_v3 1 down_proj 512"; do
+    read -r model tp module m <<< "$point"
+    for kernel in fp8_blockscale cublaslt_fp8_blockscale; do
+      tag="${model}_tp${tp}_${module}_M${m}_${kernel}"
+      point_args=(--backend cuda --model "$model" --tp "$tp" --module "$module" --m-list "$m" --kernel "$kernel")
+      timeout 60 "$build/bin/profile" "${point_args[@]}" --timing kernel --no-warm-up --max-seconds-per-point 0.2 \
+        --out "$nk/$tag.kernel" > /dev/null 2>&1
+      timeout 90 ncu --metrics gpu__time_duration.sum --cache-control all --clock-control none --csv \
+        -k regex:'fp8_blockscale_kernel|nvjet|splitK|sm90_xmma|cutlass|gemm' "$build/bin/profile" "${point_args[@]}" \
+        --timing events --warmup 0 --min-samples 1 --max-samples 1 --no-warm-up --out "$nk/$tag.ncu_profile" \
+        > "$nk/$tag.ncu.csv" 2>&1
+    done
+  done
+  python3 bench/ncu_vs_kernel_timing.py "$nk" | tee "$out/ncu_vs_kernel.txt"
 fi
 
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1 | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\+/_/g; s/^_//; s/_$//')
