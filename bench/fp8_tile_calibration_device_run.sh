@@ -3,9 +3,12 @@
 # (SHAPESCOPE_FP8_ROW_GROUPS / SHAPESCOPE_FP8_BLOCK_N; the split stays the model's choice
 # within the tile), graph timing, on the shapes whose profiles showed tile-switch anomalies.
 # One folder per forced tile, as profiles/<device>/calibration/<tile>/ in $OUT/calibration.tgz.
-#   bench/fp8_tile_calibration_device_run.sh BUILD_DIR
+# Step `splits` forces instead the decode tile (64 rows) with every split-K 1..8 on every
+# DeepSeek-V3 TP8 module at decode sizes, cuBLASLt alongside (calibration/decode_split<S>/).
+#   bench/fp8_tile_calibration_device_run.sh BUILD_DIR [tiles|splits]
 set -u
 build=${1:-build}
+step=${2:-tiles}
 out=${OUT:-/tmp/calibration_out}
 mkdir -p "$out"
 if ! ldconfig -p | grep -q libgomp.so.1 && [ -d "$build/devlib" ]; then
@@ -19,7 +22,20 @@ mkdir -p "$root/logs"
 ms=$( (seq 16 16 1024; seq 1152 128 4096) | paste -sd,)
 shapes=("deepseek_v3 1 gate_up_proj" "deepseek_v3 1 down_proj" "deepseek_v3 8 fused_qkv_a_proj"
   "deepseek_v3 8 gate_up_proj" "deepseek_v3 8 down_proj" "llama3_8b 2 gate_up_proj")
-for tile in "1 128" "2 128" "3 128" "2 256"; do
+if [ "$step" = splits ]; then
+  for split in 1 2 3 4 5 6 7 8; do
+    SHAPESCOPE_FP8_ROW_GROUPS=1 SHAPESCOPE_FP8_SPLIT_K=$split timeout -s INT -k 10 60 \
+      "$build/bin/profile" --backend cuda --no-warm-up --max-seconds-per-point 0.05 --timing graph \
+      --model deepseek_v3 --tp 8 --module all --kernel fp8_blockscale --m-list 1,4,16,32,64 \
+      --out "$root/decode_split$split" >> "$root/logs/decode_splits.log" 2>&1
+    echo "decode split $split rc=$?"
+  done
+  timeout -s INT -k 10 60 "$build/bin/profile" --backend cuda --no-warm-up --max-seconds-per-point 0.05 \
+    --timing graph --model deepseek_v3 --tp 8 --module all --kernel cublaslt_fp8_blockscale --m-list 4,16,32,64 \
+    --out "$root/decode_cublaslt" >> "$root/logs/decode_splits.log" 2>&1
+  echo "decode cublaslt rc=$?"
+fi
+[ "$step" = tiles ] && for tile in "1 128" "2 128" "3 128" "2 256"; do
   read -r rows n <<< "$tile"
   dir=$root/rg${rows}_n${n}
   for shape in "${shapes[@]}"; do
