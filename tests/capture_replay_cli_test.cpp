@@ -127,11 +127,15 @@ TEST_F(CaptureReplayCli, ReplaysEveryServedSizeAndComparesBothLists) {
     EXPECT_LT(size["max_rel_err"].get<double>(), 1e-2) << m;
     EXPECT_EQ(size["note"], "") << m;
     for (const json& grid : capture["grid"]) {
-      if (grid["m"] == m) EXPECT_DOUBLE_EQ(size["predicted_us"].get<double>(), grid["step_us"].get<double>()) << m;
+      if (grid["m"] == m) {
+        EXPECT_DOUBLE_EQ(size["predicted_us"].get<double>(), grid["step_us"].get<double>()) << m;
+      }
     }
     for (const json& module : capture["modules"]) {  // the kernel the report chose at M, module by module
       for (const json& point : module["points"]) {
-        if (point["m"] == m) EXPECT_EQ(size.at("kernels").at(module["module"].get<std::string>()), point["kernel"]) << m;
+        if (point["m"] == m) {
+          EXPECT_EQ(size.at("kernels").at(module["module"].get<std::string>()), point["kernel"]) << m;
+        }
       }
     }
   }
