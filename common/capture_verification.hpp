@@ -36,7 +36,8 @@ struct ReplayedSize {
   double ci95_us = 0;        // half-width of the 95% interval of the mean replay
   int samples = 0;
   int64_t launches = 0;      // GEMMs in one step
-  int64_t weight_copies = 0; // distinct weight sets per module (each module's layers when they fit)
+  int64_t weight_copies = 0; // the most layers a module runs when every layer has its own weights, else the
+                             // fewest weight copies a module's layers rotate over
   double max_rel_err = 0;    // worst check of the first copy of every module
   std::map<std::string, std::string> kernels;  // module -> kernel that ran
   std::string note;          // partly warm rotation, a failed check, a falling clock

@@ -154,8 +154,11 @@ class StepReplayer {
     result.weight_copies = max_layers_;
     for (std::size_t j = 0; j < modules.size(); ++j) {
       for (const auto& gemm : prepared[j]) step_bytes += gemm->min_bytes();
-      result.weight_copies = std::min<int64_t>(result.weight_copies, int64_t(prepared[j].size()));
-      rotating = rotating || int64_t(prepared[j].size()) < modules[j].layers;
+      const auto copies = int64_t(prepared[j].size());
+      if (copies < modules[j].layers) {
+        rotating = true;
+        result.weight_copies = std::min(result.weight_copies, copies);
+      }
     }
     if (rotating) {
       rotated_ = true;
