@@ -91,6 +91,9 @@ int main(int argc, char** argv) {
   app.add_option("--exclude-module", capture.exclude_modules,
                  "capture sizes: leave a module out of the step (e.g. kv_b_proj under absorbed-MLA decode); "
                  "repeatable");
+  app.add_option("--capture-replay", capture.replay_path,
+                 "capture sizes: show what profile --verify-capture-sizes measured for this recommendation")
+      ->check(CLI::ExistingFile);
 
   try {
     app.parse(argc, argv);
@@ -104,9 +107,9 @@ int main(int argc, char** argv) {
       return run_capture_sizes(request, capture, std::cout);
     }
     if (capture.options.max_graphs || capture.options.max_batch || !capture.hf_config.empty() ||
-        !capture.exclude_modules.empty()) {
-      throw shapescope::UserError("--max-graphs, --max-batch, --hf-config and --exclude-module apply to "
-                                  "--capture-sizes; add it or drop them");
+        !capture.exclude_modules.empty() || !capture.replay_path.empty()) {
+      throw shapescope::UserError("--max-graphs, --max-batch, --hf-config, --exclude-module and --capture-replay "
+                                  "apply to --capture-sizes; add it or drop them");
     }
     request.analysis.rule = parse_anomaly_rule(rule);
     check_before_work(request, triage);

@@ -18,6 +18,7 @@ struct CaptureRequest {
   std::string hf_config;                     // layers from a Hugging Face config.json instead of the catalog
   std::vector<std::string> exclude_modules;  // modules left out of the step
   std::string report_path;                   // --report: .html only
+  std::string replay_path;                   // --capture-replay: profile --verify-capture-sizes' JSON to show
 };
 
 // Uses request.inputs, request.read, request.m_weights_path (the distribution) and

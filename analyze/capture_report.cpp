@@ -73,6 +73,8 @@ json module_json(const ModuleTerm& term, const std::vector<int64_t>& grid) {
           {"batch_count", problem.batch_count},
           {"experts", problem.experts},
           {"top_k", problem.top_k},
+          {"ep", problem.ep},
+          {"local_experts", problem.local_experts},
           {"layers", term.layers},
           {"cost_model", to_string(term.cost_model)},
           {"profiles", profiles},
@@ -123,7 +125,8 @@ std::string change_against_default(const CaptureRecommendation& recommendation, 
 
 void print_capture_recommendation(std::ostream& out, const CaptureRecommendation& recommendation) {
   const StepTimeModel& model = *recommendation.model;
-  fmt::print(out, "capture sizes for {} at tp{}{}\n", model.model, model.tp,
+  fmt::print(out, "capture sizes for {} at tp{}{}{}\n", model.model, model.tp,
+             model.ep > 1 ? fmt::format(" (routed experts at ep{})", model.ep) : "",
              model.device.empty() ? "" : " on " + model.device);
   fmt::print(out,
              "  step time T(M) = sum over {} module(s) of layers x the module's fastest profile at M; "
@@ -189,6 +192,7 @@ json capture_recommendation_json(const CaptureRecommendation& recommendation) {
   return {{"tool", "shapescope analyze --capture-sizes"},
           {"model", model.model},
           {"tp", model.tp},
+          {"ep", model.ep},
           {"device", model.device},
           {"distribution",
            {{"spec", recommendation.distribution},

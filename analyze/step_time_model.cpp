@@ -71,6 +71,17 @@ std::optional<ModulePoint> per_expert_point(int64_t tokens, const GemmProblem& p
 
 std::string module_names(const std::vector<std::string>& names) { return fmt::format("{}", fmt::join(names, ", ")); }
 
+// A grouped profile of routed experts under expert parallelism: whole experts per GPU, N and K
+// unsplit, at any TP degree of the attention and dense layers.
+bool expert_parallel(const Series& series) { return series.grouped && series.grouped->ep > 1; }
+
+// The profile the others are compared with: the first that is not expert-parallel.
+const Series& reference_profile(const std::vector<Series>& profiles) {
+  const auto found = std::find_if(profiles.begin(), profiles.end(),
+                                  [](const Series& series) { return !expert_parallel(series); });
+  return found == profiles.end() ? profiles.front() : *found;
+}
+
 void check_same_setting(const Series& series, const Series& first) {
   const auto mixed = [&](const char* what, const std::string& a, const std::string& b) {
     throw UserError(fmt::format("profiles of different {} mixed: {} is {}, {} is {}; pass the profiles of one model "
@@ -78,11 +89,14 @@ void check_same_setting(const Series& series, const Series& first) {
                                 what, first.source, a, series.source, b));
   };
   if (series.model != first.model) mixed("models", first.model, series.model);
-  if (series.tp != first.tp) mixed("TP degrees", fmt::format("tp{}", first.tp), fmt::format("tp{}", series.tp));
+  if (series.tp != first.tp && !expert_parallel(series)) {
+    mixed("TP degrees", fmt::format("tp{}", first.tp), fmt::format("tp{}", series.tp));
+  }
   if (series.device != first.device) mixed("devices", first.device, series.device);
 }
 
-// The catalog's GEMM for `series`' module at its TP, after checking the profile measured that shape.
+// The catalog's GEMM for `series`' module at its TP (at the EP degree for expert-parallel profiles),
+// after checking the profile measured that shape.
 const GemmProblem& problem_of(const Series& series, const ModelSpec& spec, const std::vector<GemmProblem>& problems) {
   const auto found = std::find_if(problems.begin(), problems.end(),
                                   [&](const GemmProblem& problem) { return problem.module == series.module; });
@@ -93,10 +107,12 @@ const GemmProblem& problem_of(const Series& series, const ModelSpec& spec, const
                                 series.module, spec.name, module_names(names)));
   }
   if (series.n != found->n || series.k != found->k || series.batch_count != found->batch_count) {
-    throw UserError(fmt::format("{}: measured N={} K={} batch={}, but {} {} at tp{} is N={} K={} batch={}; re-profile "
+    const std::string setting = expert_parallel(series) ? fmt::format("ep{}", series.grouped->ep)
+                                                        : fmt::format("tp{}", series.tp);
+    throw UserError(fmt::format("{}: measured N={} K={} batch={}, but {} {} at {} is N={} K={} batch={}; re-profile "
                                 "the module or fix the catalog",
                                 series.source, series.n, series.k, series.batch_count, spec.name, series.module,
-                                series.tp, found->n, found->k, found->batch_count));
+                                setting, found->n, found->k, found->batch_count));
   }
   if (series.grouped && found->experts == 0) {
     throw UserError(fmt::format("{}: a grouped profile of {}, which has no experts; grouped profiles are for expert "
@@ -125,6 +141,38 @@ std::string left_out_note(const std::set<int64_t>& left_out, const std::vector<M
   return fmt::format("left out of the grid, not measured by every module: {}{}", fmt::join(entries, ", "), more);
 }
 
+// The EP degree of the expert-parallel grouped profiles of expert modules (1 when none); one per step.
+int expert_parallel_degree(const std::vector<Series>& profiles, const std::vector<GemmProblem>& problems) {
+  const Series* first = nullptr;
+  for (const Series& series : profiles) {
+    if (!expert_parallel(series)) continue;
+    const auto problem = std::find_if(problems.begin(), problems.end(),
+                                      [&](const GemmProblem& p) { return p.module == series.module; });
+    if (problem == problems.end() || problem->experts == 0) continue;  // problem_of names these
+    if (first && series.grouped->ep != first->grouped->ep) {
+      throw UserError(fmt::format("grouped profiles of different EP degrees mixed: {} is ep{}, {} is ep{}; pass the "
+                                  "expert profiles of one EP degree",
+                                  first->source, first->grouped->ep, series.source, series.grouped->ep));
+    }
+    if (!first) first = &series;
+  }
+  return first ? static_cast<int>(first->grouped->ep) : 1;
+}
+
+// A module's grouped profiles must all be expert-parallel or all split by TP: their shapes differ.
+void check_one_grouped_setting(const std::string& module, const std::vector<const Series*>& given) {
+  const Series* by_tp = nullptr;
+  const Series* by_ep = nullptr;
+  for (const Series* series : given) {
+    if (!series->grouped) continue;
+    (expert_parallel(*series) ? by_ep : by_tp) = series;
+  }
+  if (by_tp && by_ep) {
+    throw UserError(fmt::format("{}: grouped profiles split by TP ({}) and by EP ({}) mixed; pass one kind", module,
+                                by_tp->source, by_ep->source));
+  }
+}
+
 }  // namespace
 
 std::string to_string(ModuleCostModel model) {
@@ -149,24 +197,28 @@ const std::string& profiled_model(const std::vector<Series>& profiles) {
                                   "profiles with the .json profile writes beside each CSV",
                                   series.source));
     }
-    check_same_setting(series, profiles.front());
+    check_same_setting(series, reference_profile(profiles));
   }
-  return profiles.front().model;
+  return reference_profile(profiles).model;
 }
 
 StepTimeModel build_step_time_model(const ModelSpec& spec, const std::vector<Series>& profiles,
                                     const std::vector<std::string>& excluded_modules) {
+  const Series& reference = reference_profile(profiles);
   if (profiled_model(profiles) != spec.name) {
-    throw UserError(fmt::format("{} profiles {}, but the model given is {}", profiles.front().source,
-                                profiles.front().model, spec.name));
+    throw UserError(fmt::format("{} profiles {}, but the model given is {}", reference.source, reference.model,
+                                spec.name));
   }
   StepTimeModel result;
   result.model = spec.name;
-  result.tp = profiles.front().tp;
-  result.device = profiles.front().device;
+  result.tp = reference.tp;
+  result.device = reference.device;
   ModelCatalog catalog;
   catalog.add(spec);
   const std::vector<GemmProblem> problems = catalog.problems(spec.name, "all", result.tp);
+  result.ep = expert_parallel_degree(profiles, problems);
+  const std::vector<GemmProblem> ep_problems =
+      result.ep > 1 ? catalog.problems(spec.name, "all", result.tp, result.ep) : problems;
   for (const std::string& name : excluded_modules) {
     if (std::none_of(problems.begin(), problems.end(), [&](const GemmProblem& p) { return p.module == name; })) {
       throw UserError(fmt::format("--exclude-module {}: not a module of {}", name, spec.name));
@@ -175,7 +227,7 @@ StepTimeModel build_step_time_model(const ModelSpec& spec, const std::vector<Ser
 
   std::map<std::string, std::vector<const Series*>> by_module;
   for (const Series& series : profiles) {
-    problem_of(series, spec, problems);
+    problem_of(series, spec, expert_parallel(series) ? ep_problems : problems);
     by_module[series.module].push_back(&series);
   }
   std::vector<std::string> missing;
@@ -194,6 +246,17 @@ StepTimeModel build_step_time_model(const ModelSpec& spec, const std::vector<Ser
     term.layers = layers_running(spec, problem.module);
     const bool any_grouped = std::any_of(given->second.begin(), given->second.end(),
                                          [](const Series* series) { return series->grouped.has_value(); });
+    if (any_grouped && std::any_of(given->second.begin(), given->second.end(), [](const Series* series) {
+          return expert_parallel(*series);
+        })) {
+      check_one_grouped_setting(problem.module, given->second);
+      term.problem = *std::find_if(ep_problems.begin(), ep_problems.end(),
+                                   [&](const GemmProblem& p) { return p.module == problem.module; });
+      result.notes.push_back(fmt::format("{}: grouped profiles at ep{} ({} of {} experts per GPU, N and K unsplit) "
+                                         "beside the other modules at tp{}",
+                                         problem.module, result.ep, term.problem.local_experts, term.problem.experts,
+                                         result.tp));
+    }
     for (const Series* series : given->second) {
       if (series->grouped.has_value() == any_grouped) term.profiles.push_back(series);
     }

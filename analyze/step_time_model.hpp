@@ -44,6 +44,7 @@ struct ModuleTerm {
 struct StepTimeModel {
   std::string model, device;
   int tp = 0;
+  int ep = 1;                         // the routed experts' expert-parallel degree (grouped EP profiles), else 1
   std::vector<int64_t> grid;          // the M every module measured, ascending
   std::vector<double> step_us;        // T at each grid M
   std::vector<ModuleTerm> modules;    // catalog order
@@ -52,12 +53,16 @@ struct StepTimeModel {
 };
 
 // The model the profiles measured, after checking each has a sidecar naming model, module
-// and TP and that all share one model, TP degree and device. Throws UserError otherwise.
+// and TP and that all share one model, TP degree and device. Grouped expert profiles under
+// expert parallelism (EP > 1: whole experts per GPU, profiled at their own TP) join any TP
+// degree: attention and dense layers at TP, experts at EP, as one decode step runs them.
+// Throws UserError otherwise.
 const std::string& profiled_model(const std::vector<Series>& profiles);
 
 // Throws UserError (one line) on profiles without sidecars, of different models, TP
-// degrees or devices, of modules the model lacks or with shapes the catalog disagrees
-// with, on modules of the model missing from the profiles (named), and on an empty grid.
+// degrees, EP degrees or devices, of modules the model lacks or with shapes the catalog
+// disagrees with, on modules of the model missing from the profiles (named), and on an
+// empty grid.
 StepTimeModel build_step_time_model(const ModelSpec& spec, const std::vector<Series>& profiles,
                                     const std::vector<std::string>& excluded_modules);
 

@@ -16,6 +16,7 @@
 #include "profiler/scale_out.hpp"
 #include "profiler/summary_table.hpp"
 #include "profiler/sweep_setup.hpp"
+#include "profiler/verify_capture_sizes.hpp"
 #include "profiler/verify_plans.hpp"
 
 namespace {
@@ -106,6 +107,14 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
   app.add_option("--verify-out", verify.out_path, "where --verify-plans writes its results (default: REPORT.verify.json)");
   app.add_option("--verify-max-plans", verify.max_plans_per_series,
                  "plans verified per series, largest predicted gain first")->capture_default_str();
+  profiler::VerifyCaptureRequest verify_capture;
+  app.add_option("--verify-capture-sizes", verify_capture.report_path,
+                 "replay the model's GEMM step at every captured size of analyze --capture-sizes' JSON under the "
+                 "default and the recommended list (graph timing) instead of a sweep");
+  app.add_option("--verify-baseline", verify_capture.baseline,
+                 "--verify-capture-sizes: the list the saving is measured against")->capture_default_str();
+  app.add_option("--verify-candidate", verify_capture.candidate,
+                 "--verify-capture-sizes: the list checked (default: the report's recommended one)");
 
   profiler::ScaleOutRequest scale_out;
   app.add_option("--shard", scale_out.shard,
@@ -133,6 +142,11 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
       if (list_kernels) fmt::print("{}", profiler::list_kernels_text());
       if (list_models) fmt::print("{}", profiler::list_models_text());
       return 0;
+    }
+    if (!verify_capture.report_path.empty()) {
+      if (!verify.report_path.empty()) throw UserError("--verify-plans and --verify-capture-sizes: give one of them");
+      return profiler::verify_capture_cli(verify_capture, request, verify.out_path,
+                                          profiler::parse_busy_policy(scale_out.device_busy), !no_warm_up);
     }
     if (!verify.report_path.empty()) {
       profiler::check_numeric_options(request);

@@ -109,13 +109,6 @@ ModelCatalog load_catalog(const ProfileRequest& request) {
   return catalog;
 }
 
-bool programmatic_launch_for(const std::string& pdl, kernels::TimingMode timing) {
-  if (pdl == "on") return true;
-  if (pdl == "off") return false;
-  if (pdl != "auto") throw UserError(fmt::format("--pdl '{}' is not auto, on or off", pdl));
-  return timing == kernels::TimingMode::graph;
-}
-
 // --timing, or the M preset's default; kernel timing only where the device can trace kernels.
 kernels::TimingMode timing_for(const ProfileRequest& request, const std::string& m_preset, kernels::Device& device) {
   const kernels::TimingMode timing =
@@ -161,6 +154,13 @@ GroupedSweepPlan prepare_grouped(const ProfileRequest& request, const std::vecto
 }
 
 }  // namespace
+
+bool programmatic_launch_for(const std::string& pdl, kernels::TimingMode timing) {
+  if (pdl == "on") return true;
+  if (pdl == "off") return false;
+  if (pdl != "auto") throw UserError(fmt::format("--pdl '{}' is not auto, on or off", pdl));
+  return timing == kernels::TimingMode::graph;
+}
 
 kernels::TimingMode default_timing(const std::string& m_preset) {
   return m_preset == "cudagraph" ? kernels::TimingMode::graph : kernels::TimingMode::events;

@@ -44,6 +44,9 @@ struct ProfileRequest {
 // (decode runs inside CUDA graphs), events for everything else (the study's method).
 kernels::TimingMode default_timing(const std::string& m_preset);
 
+// --pdl auto|on|off for a timing mode: auto turns programmatic dependent launch on with graph timing. Throws UserError.
+bool programmatic_launch_for(const std::string& pdl, kernels::TimingMode timing);
+
 struct SweepSetup {
   std::unique_ptr<kernels::Device> device;
   std::string backend_reason;  // which backend and why, printed before the sweep

@@ -79,7 +79,7 @@ TEST(StepTimeModel, WeighsEachModuleByTheLayersThatRunIt) {
 TEST(StepTimeModel, AGroupedProfileOfTheExpertsReplacesThePerExpertOne) {
   std::vector<Series> profiles = toy_profiles();
   Series grouped = profile("experts", "grouped", {{1, 3}, {2, 4}, {4, 5}, {8, 6}});
-  grouped.grouped = GroupedSeriesInfo{"uniform", "contiguous:1", 8, 32};
+  grouped.grouped = GroupedSeriesInfo{"uniform", "contiguous:1", 1, 4};  // experts split by TP, as the dense layers
   profiles.push_back(grouped);
   const StepTimeModel model = build_step_time_model(toy_model(), profiles, {});
   EXPECT_EQ(model.modules[2].cost_model, ModuleCostModel::grouped);
@@ -88,6 +88,33 @@ TEST(StepTimeModel, AGroupedProfileOfTheExpertsReplacesThePerExpertOne) {
   EXPECT_DOUBLE_EQ(model.step_us[3], 4 * 15 + 1 * 7 + 4 * 6);
   EXPECT_NE(model.notes.front().find("experts: grouped profiles given, its per-expert profiles are not used"),
             std::string::npos)
+      << model.notes.front();
+}
+
+// Expert parallelism: profile --tp 1 --ep 2 --module experts gives whole experts (N=128 K=256) of
+// 2 of the 4 experts per GPU; that GPU's step runs them beside attention and dense_b at tp2.
+Series expert_parallel_profile(int64_t ep, std::vector<std::pair<int64_t, double>> times) {
+  Series grouped = profile("experts", "grouped_ep", std::move(times), 1);
+  grouped.n = 128;
+  grouped.grouped = GroupedSeriesInfo{"uniform", "contiguous:1", ep, 4 / ep};
+  return grouped;
+}
+
+TEST(StepTimeModel, ExpertParallelGroupedProfilesJoinTheTensorParallelLayers) {
+  std::vector<Series> profiles = toy_profiles();
+  profiles.pop_back();  // the per-expert tp2 profile
+  profiles.push_back(expert_parallel_profile(2, {{1, 3}, {2, 4}, {4, 5}, {8, 6}}));
+  const StepTimeModel model = build_step_time_model(toy_model(), profiles, {});
+  EXPECT_EQ(model.tp, 2);
+  EXPECT_EQ(model.ep, 2);
+  const ModuleTerm& experts = model.modules[2];
+  EXPECT_EQ(experts.cost_model, ModuleCostModel::grouped);
+  EXPECT_EQ(experts.problem.n, 128);  // unsplit, not the tp2 shape (64)
+  EXPECT_EQ(experts.problem.local_experts, 2);
+  EXPECT_EQ(model.grid, (std::vector<int64_t>{1, 2, 4, 8}));
+  EXPECT_DOUBLE_EQ(model.step_us[3], 4 * 15 + 1 * 7 + 4 * 6);
+  ASSERT_FALSE(model.notes.empty());
+  EXPECT_NE(model.notes.front().find("experts: grouped profiles at ep2 (2 of 4 experts per GPU"), std::string::npos)
       << model.notes.front();
 }
 
@@ -138,6 +165,27 @@ TEST(StepTimeModel, MixedSettingsAndMismatchedShapesAreRejected) {
   grouped_dense[2].grouped = GroupedSeriesInfo{"uniform", "contiguous:1", 8, 32};
   EXPECT_NE(error_of(grouped_dense).find("which has no experts"), std::string::npos);
   EXPECT_NE(error_of(toy_profiles(), {"mlp"}).find("--exclude-module mlp: not a module of toy"), std::string::npos);
+}
+
+TEST(StepTimeModel, ExpertParallelProfilesOfTwoDegreesOrBesideTensorSplitOnesAreRejected) {
+  std::vector<Series> two_eps = toy_profiles();
+  two_eps.push_back(expert_parallel_profile(2, {{1, 3}, {2, 4}}));
+  two_eps.push_back(expert_parallel_profile(4, {{1, 3}, {2, 4}}));
+  two_eps.back().source = "experts_ep4.csv";
+  EXPECT_NE(error_of(two_eps).find("grouped profiles of different EP degrees mixed"), std::string::npos);
+
+  std::vector<Series> both_splits = toy_profiles();
+  both_splits.push_back(expert_parallel_profile(2, {{1, 3}, {2, 4}}));
+  both_splits.push_back(profile("experts", "grouped_tp", {{1, 3}, {2, 4}}));
+  both_splits.back().grouped = GroupedSeriesInfo{"uniform", "contiguous:1", 1, 4};
+  EXPECT_NE(error_of(both_splits).find("experts: grouped profiles split by TP"), std::string::npos);
+
+  std::vector<Series> wrong_shape = toy_profiles();
+  wrong_shape.push_back(expert_parallel_profile(2, {{1, 3}}));
+  wrong_shape.back().n = 64;  // the tp2 shape under an ep2 profile
+  EXPECT_NE(error_of(wrong_shape).find("measured N=64 K=256 batch=1, but toy experts at ep2 is N=128"),
+            std::string::npos)
+      << error_of(wrong_shape);
 }
 
 TEST(StepTimeModel, NoCommonMOrNoLayerCountIsAnError) {
