@@ -25,8 +25,10 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
 # 0. The collector's own checks.
 if [ -x "$build/bin/shapescope_gpu_tests" ]; then
   timeout 120 "$build/bin/shapescope_gpu_tests" --gtest_filter='CudaCounters.*' > "$out/gpu_tests.txt" 2>&1
-  echo "CudaCounters rc=$?"; grep -E '^  [a-z0-9_]+ M=|cold kernel-timed|missing:|Failure|Expected|Which is|OK \]|FAILED' \
+  echo "CudaCounters rc=$?"; grep -E '^  [a-z0-9_]+ M=|cold kernel-timed|missing:|Failure|Expected|Which is|difference|OK \]|FAILED' \
     "$out/gpu_tests.txt" | cut -c1-300
+else
+  echo "no $build/bin/shapescope_gpu_tests: the CudaCounters tests did not run"
 fi
 profiles="$out/profiles"
 shape=(--backend cuda --model llama3_8b --module gate_up_proj --tp 2)
