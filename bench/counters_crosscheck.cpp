@@ -2,6 +2,7 @@
 // file's row beside ncu's values for the same metrics (ncu --csv --print-units base output
 // of one profile run at that M), and whether they agree within the tolerance.
 //   counters_crosscheck FILE.counters.csv M=ncu_M.csv [M=ncu_M.csv ...] [--tolerance 0.1]
+//   counters_crosscheck --ncu-metrics      # the collector's metric names, as ncu --metrics takes them
 // ncu sees every launch of the run (the L2 flush, the timing floors' empty kernels, operand
 // fills, the reference check, the timed sample): only the kernels our row names are kept; a
 // kernel's value is the median over its launches, and a run's value sums (ratios:
@@ -16,6 +17,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -122,11 +124,23 @@ int main(int argc, char** argv) {
   std::string counters_file;
   std::vector<std::string> ncu_files;
   double tolerance = 0.10;
+  bool list_metrics = false;
   CLI::App app{"profile --counters against Nsight Compute on the same points"};
-  app.add_option("counters", counters_file, "<profile>.counters.csv")->required();
-  app.add_option("ncu", ncu_files, "M=ncu.csv: ncu --csv --print-units base output of a run at M")->required();
+  app.add_option("counters", counters_file, "<profile>.counters.csv");
+  app.add_option("ncu", ncu_files, "M=ncu.csv: ncu --csv --print-units base output of a run at M");
   app.add_option("--tolerance", tolerance, "relative difference counted as agreement")->capture_default_str();
+  app.add_flag("--ncu-metrics", list_metrics, "print the collected metrics comma-separated (for ncu --metrics)");
   CLI11_PARSE(app, argc, argv);
+  if (list_metrics) {
+    std::string names;
+    for (const CounterMetric& metric : counter_metrics()) names += (names.empty() ? "" : ",") + std::string(metric.name);
+    fmt::print("{}\n", names);
+    return 0;
+  }
+  if (counters_file.empty() || ncu_files.empty()) {
+    std::fprintf(stderr, "counters_crosscheck: give a counters file and at least one M=ncu.csv (or --ncu-metrics)\n");
+    return 2;
+  }
   try {
     const auto ours = read_counters_file(counters_file);
     int compared = 0, agreed = 0;

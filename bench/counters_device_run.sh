@@ -1,5 +1,7 @@
 #!/bin/bash
-# Hardware counters as evidence (issue 16 part 1), from a carried build folder (builds nothing):
+# Hardware counters as evidence (issue 16), from a carried build folder (builds nothing):
+#  0. the collector's GPU tests (CudaCounters.*): a cold count writes back no more than its run
+#     writes and lasts as long as a cold kernel-timed run; every metric exposed on this chip;
 #  1. profile --counters: llama3_8b gate_up TP2 (N=14336, K=4096), M 16..8192 step 16, graph
 #     timing, cuBLASLt block-scaled FP8 and our fp8_blockscale; the counter pass collects every
 #     good point, so each anomaly and its reference M have counters;
@@ -19,6 +21,15 @@ for dir in /usr/local/cuda/extras/CUPTI/lib64 /usr/local/cuda/lib64; do
   [ -e "$dir/libcupti.so" ] && export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
 done
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv
+
+# 0. The collector's own checks.
+if [ -x "$build/bin/shapescope_gpu_tests" ]; then
+  timeout 120 "$build/bin/shapescope_gpu_tests" --gtest_filter='CudaCounters.*' > "$out/gpu_tests.txt" 2>&1
+  echo "CudaCounters rc=$?"; grep -E '^  [a-z0-9_]+ M=|cold kernel-timed|missing:|Failure|Expected|Which is|difference|OK \]|FAILED' \
+    "$out/gpu_tests.txt" | cut -c1-300
+else
+  echo "no $build/bin/shapescope_gpu_tests: the CudaCounters tests did not run"
+fi
 profiles="$out/profiles"
 shape=(--backend cuda --model llama3_8b --module gate_up_proj --tp 2)
 kernels=(cublaslt_fp8_blockscale fp8_blockscale)
@@ -43,9 +54,7 @@ for kernel in "${kernels[@]}"; do
 done
 
 # 3. Nsight Compute on two anomaly M per kernel, same metrics, caches flushed as ours.
-metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct
-metrics+=,sm__warps_active.avg.pct_of_peak_sustained_active,sm__cycles_active.avg.pct_of_peak_sustained_elapsed
-metrics+=,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum
+metrics=$("$build/bin/counters_crosscheck" --ncu-metrics)  # the collector's own list (common/kernel_counters.cpp)
 for kernel in "${kernels[@]}"; do
   csv="$profiles/llama3_8b_gate_up_proj_tp2_N14336_K4096_${kernel}_graph.csv"
   counters="${csv%.csv}.counters.csv"

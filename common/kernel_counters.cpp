@@ -62,7 +62,8 @@ const std::vector<CounterMetric>& counter_metrics() {
       {"sm__warps_active.avg.pct_of_peak_sustained_active", "achieved_occupancy_pct",
        &KernelCounters::achieved_occupancy_pct, true},
       {"sm__cycles_active.avg.pct_of_peak_sustained_elapsed", "sm_active_pct", &KernelCounters::sm_active_pct, true},
-      {"sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active", "tensor_pipe_pct",
+      // Every chip from Ampere on has this name (Hopper has no sm__pipe_tensor_op_gmma_cycles_active).
+      {"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active", "tensor_pipe_pct",
        &KernelCounters::tensor_pipe_pct, true},
       {"smsp__inst_executed.sum", "instructions", &KernelCounters::instructions, false},
   };

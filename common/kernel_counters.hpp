@@ -23,7 +23,7 @@ struct KernelCounters {
   double l2_hit_rate_pct = 0;         // duration-weighted over the kernels
   double achieved_occupancy_pct = 0;  // warps active / the SM's warp slots, while active
   double sm_active_pct = 0;           // time SMs had work / elapsed time (below 100: idle SMs, a tail)
-  double tensor_pipe_pct = 0;         // tensor pipe (Hopper: gmma) busy / peak, while active
+  double tensor_pipe_pct = 0;         // tensor pipe busy / peak, while active
   double instructions = 0;            // warp instructions issued
   double min_bytes = 0;               // fewest bytes the run must move (operands once, output once)
   std::vector<std::string> kernels;   // every kernel the run launched, in order

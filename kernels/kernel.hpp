@@ -132,10 +132,13 @@ class RunSequence {
 class CounterSession {
  public:
   virtual ~CounterSession() = default;
-  // Runs `run` as often as collecting needs (one replay per counter pass) and returns the
-  // metrics summed (ratios duration-weighted) over every kernel it launched. A metric the
-  // device lacks is NaN and named in `missing`; m, min_bytes and kernels are the caller's.
-  virtual KernelCounters collect(PreparedGemm& run) = 0;
+  // Runs `run` once per counter pass and returns the metrics summed (ratios duration-weighted)
+  // over every kernel it launched. `before_each_pass` runs before every pass, outside what is
+  // counted: there the caller leaves the cache and the device as each pass must find them (the
+  // counter pass flushes and waits for cold counts), so no pass counts work done before it,
+  // such as the write-back of lines an earlier pass or the operand fills left dirty. A metric
+  // the device lacks is NaN and named in `missing`; m, min_bytes and kernels are the caller's.
+  virtual KernelCounters collect(PreparedGemm& run, const std::function<void()>& before_each_pass) = 0;
 };
 
 // Where kernels run: timers, cache flushing, clocks, memory.

@@ -65,11 +65,15 @@ std::vector<KernelCounters> collect_counters(kernels::Device& device, kernels::C
       tracer->elapsed_us();
       launched = tracer->launched();
     }
-    if (cold) {
+    // Every pass starts as a cold timed sample does: the operands evicted by the read pass,
+    // every line dirtied before (operand fills, the traced run, the pass before) written
+    // back during it, and the GPU idle, so the pass counts its own run only.
+    const auto before_each_pass = [&device, cold] {
+      if (!cold) return;
       device.flush_cache();
-      device.synchronize();  // the flush is no part of the counted run
-    }
-    KernelCounters row = counters.collect(*gemm);
+      device.synchronize();
+    };
+    KernelCounters row = counters.collect(*gemm, before_each_pass);
     row.m = m;
     row.min_bytes = gemm->min_bytes();
     row.kernels = split_launched(launched);

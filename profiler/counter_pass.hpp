@@ -21,7 +21,8 @@ std::unique_ptr<kernels::CounterSession> open_counters(kernels::Device& device);
 
 // Counters of each M (status ok or throttled in the CSV) of `m_values`, with the operands
 // the sweep timed (same seeds); M values the CSV holds no good row for are skipped. `cold`:
-// the last-level cache is flushed before the counted run, as before a cold timed sample.
+// before every counter pass the last-level cache is flushed and the device waited for, as
+// before a cold timed sample.
 std::vector<KernelCounters> collect_counters(kernels::Device& device, kernels::CounterSession& counters,
                                              const kernels::KernelEntry& kernel, const GemmProblem& problem,
                                              const std::filesystem::path& csv, const std::vector<int64_t>& m_values,

@@ -1,10 +1,12 @@
 // The one fake kernels::Device of the CPU tests: what it reports is scripted
 // (kind, name, L2 size, timer durations, clock readings, free memory, hardware
-// counters and the kernels a run launched) and what it is asked is counted (flushes,
-// captures and their replays, kernel timers, clock readings, counter collections).
+// counters, the passes a collection takes and the kernels a run launched) and what it is
+// asked is counted (flushes, captures and their replays, kernel timers, clock readings,
+// counter collections), and the order of flushes, waits and counter passes logged.
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,7 +29,9 @@ struct DeviceScript {
   std::vector<kernels::PreparedGemm*> last_capture;
   std::size_t clock_readings = 0;
   bool has_counters = false;                   // counters(): a session, else null (as on the CPU)
-  std::deque<KernelCounters> counters;         // one per collect(); the last repeats
+  std::deque<KernelCounters> counters = {KernelCounters{}};  // one per collect(); the last repeats
+  int counter_passes = 1;                      // passes (runs) one collect() takes
+  std::vector<std::string> device_log;         // "flush", "synchronize", "counted pass", in order
   std::string launched;                        // what a kernel timer says a region launched
   int counter_collections = 0;
 
@@ -92,12 +96,17 @@ class FakeEmptyRun final : public kernels::PreparedGemm {
   DeviceScript& script_;
 };
 
-// Runs the run once per collection and hands back the scripted counters.
+// Runs the run once per scripted pass, each after the caller's preparation, and hands
+// back the scripted counters.
 class FakeCounterSession final : public kernels::CounterSession {
  public:
   explicit FakeCounterSession(DeviceScript& script) : script_(script) {}
-  KernelCounters collect(kernels::PreparedGemm& run) override {
-    run.run();
+  KernelCounters collect(kernels::PreparedGemm& run, const std::function<void()>& before_each_pass) override {
+    for (int pass = 0; pass < script_.counter_passes; ++pass) {
+      before_each_pass();
+      script_.device_log.push_back("counted pass");
+      run.run();
+    }
     ++script_.counter_collections;
     const KernelCounters counters = script_.counters.front();
     if (script_.counters.size() > 1) script_.counters.pop_front();
@@ -120,8 +129,11 @@ class FakeDevice final : public kernels::Device {
     return info;
   }
   std::unique_ptr<kernels::Timer> make_timer() override { return std::make_unique<FakeTimer>(script_); }
-  void flush_cache() override { ++script_.flushes; }
-  void synchronize() override {}
+  void flush_cache() override {
+    ++script_.flushes;
+    script_.device_log.push_back("flush");
+  }
+  void synchronize() override { script_.device_log.push_back("synchronize"); }
   std::size_t free_memory_bytes() const override { return script_.free_bytes; }
   std::optional<kernels::ClockSample> sample_clock() const override { return script_.next_clock(); }
   std::unique_ptr<kernels::RunSequence> capture(const std::vector<kernels::PreparedGemm*>& runs) override {

@@ -26,7 +26,7 @@ KernelCounters sample(int64_t m, double dram_read_bytes) {
   counters.instructions = 1.5e6;
   counters.min_bytes = 6.1e7;
   counters.kernels = {"void cutlass::Kernel<a, b>(Params)", "splitKreduce_kernel"};
-  counters.missing = {"sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active"};
+  counters.missing = {"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"};
   return counters;
 }
 

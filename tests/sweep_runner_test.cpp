@@ -374,10 +374,11 @@ TEST(ProfileFileName, CarriesShapeBatchAndKernel) {
             "deepseek_v3_attn_mqa_absorbed_tp8_N512_K128_k_graph.csv");
 }
 
-// profile --counters: after the sweep, one counted run (and one traced run for the kernel names)
+// profile --counters: after the sweep, one collection (and one traced run for the kernel names)
 // per M the CSV holds a good row for; failed, refused and erroring points get none.
 TEST_F(SweepRunnerTest, CounterPassCollectsEveryGoodPointOnce) {
   script.has_counters = true;
+  script.counter_passes = 3;
   KernelCounters scripted;
   scripted.duration_us = 42.6;
   scripted.dram_read_bytes = 9.7e7;
@@ -385,14 +386,13 @@ TEST_F(SweepRunnerTest, CounterPassCollectsEveryGoodPointOnce) {
   script.counters = {scripted};
   script.launched = "gemm_kernel; splitKreduce_kernel";
   run_sweep(device, plan);
-  const int runs_after_sweep = counters.runs, flushes_after_sweep = script.flushes;
+  const int runs_after_sweep = counters.runs;
   const auto session = open_counters(device);
   const std::vector<fs::path> written = run_counter_pass(device, *session, plan);
   ASSERT_EQ(written, std::vector<fs::path>{counters_path(csv())});
   // M = 1 and 2; not 3 (refused), 7 (error), 9 (numerical_fail) nor 64 (skipped-oom).
   EXPECT_EQ(script.counter_collections, 2);
-  EXPECT_EQ(counters.runs - runs_after_sweep, 2 * 2);  // one traced run and one counted run each
-  EXPECT_EQ(script.flushes - flushes_after_sweep, 2);  // cold, as the timed samples
+  EXPECT_EQ(counters.runs - runs_after_sweep, 2 * (1 + 3));  // one traced run and a run per pass each
   const auto rows = read_counters_file(written[0]);
   ASSERT_EQ(rows.size(), 2u);
   for (const int64_t m : {1, 2}) {
@@ -401,6 +401,33 @@ TEST_F(SweepRunnerTest, CounterPassCollectsEveryGoodPointOnce) {
     EXPECT_EQ(rows.at(m).min_bytes, 1e6);
     EXPECT_EQ(rows.at(m).kernels, (std::vector<std::string>{"gemm_kernel", "splitKreduce_kernel"}));
   }
+}
+
+// Issue 16: a cold count flushes and waits before EVERY pass, not once before the first, so
+// no pass starts with lines dirtied before it (the pass before, the traced run, operand fills)
+// and pays their write-back; a hot count leaves the cache as the previous run left it.
+std::vector<std::string> counter_pass_log(testing_fakes::DeviceScript& script, kernels::Device& device,
+                                          const SweepPlan& plan) {
+  script.has_counters = true;
+  script.counter_passes = 2;
+  run_sweep(device, plan);
+  const std::size_t sweep_end = script.device_log.size();
+  const auto session = open_counters(device);
+  run_counter_pass(device, *session, plan);
+  return {script.device_log.begin() + std::ptrdiff_t(sweep_end), script.device_log.end()};
+}
+
+TEST_F(SweepRunnerTest, AColdCountFlushesAndWaitsBeforeEveryPass) {
+  const std::vector<std::string> pass = {"flush", "synchronize", "counted pass"};
+  std::vector<std::string> expected;
+  for (int collection = 0; collection < 2; ++collection)  // M = 1 and 2
+    for (int pass_index = 0; pass_index < 2; ++pass_index) expected.insert(expected.end(), pass.begin(), pass.end());
+  EXPECT_EQ(counter_pass_log(script, device, plan), expected);
+}
+
+TEST_F(SweepRunnerTest, AHotCountDoesNotFlush) {
+  plan.measure.hot = true;
+  EXPECT_EQ(counter_pass_log(script, device, plan), std::vector<std::string>(2 * 2, "counted pass"));
 }
 
 TEST_F(SweepRunnerTest, CountersOnADeviceWithoutThemAreAUserError) {

@@ -40,8 +40,8 @@ namespace {
 
 // Kernels one run may launch (a GEMM and a reduction, a memset-free library call: a few).
 constexpr std::size_t kMaxRanges = 16;
-// Passes a kernel replay may need; beyond it something is wrong.
-constexpr int kMaxReplays = 64;
+// Passes a metric set may need; beyond it something is wrong.
+constexpr int kMaxPasses = 64;
 
 template <typename Function>
 void load(const char* name, Function& function) {
@@ -192,7 +192,7 @@ void CuptiRangeCounters::enable() {
   counter_data_.assign(size.counterDataSize, 0);
 }
 
-KernelCounters CuptiRangeCounters::collect(PreparedGemm& run) {
+KernelCounters CuptiRangeCounters::collect(PreparedGemm& run, const std::function<void()>& before_each_pass) {
   if (!profiler_) enable();
   auto initialize = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
       CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
@@ -208,7 +208,7 @@ KernelCounters CuptiRangeCounters::collect(PreparedGemm& run) {
   config.counterDataImageSize = counter_data_.size();
   config.pCounterDataImage = counter_data_.data();
   config.range = CUPTI_AutoRange;  // one range per kernel launch
-  config.replayMode = CUPTI_KernelReplay;
+  config.replayMode = CUPTI_UserReplay;  // each pass a whole run after before_each_pass (header)
   config.maxRangesPerPass = kMaxRanges;
   config.numNestingLevels = 1;
   config.minNestingLevel = 1;
@@ -216,10 +216,11 @@ KernelCounters CuptiRangeCounters::collect(PreparedGemm& run) {
   config.targetNestingLevel = 1;
   check(api_->set_config(&config), "cuptiRangeProfilerSetConfig");
 
-  // Kernel replay collects every pass within one run; the loop only guards a profiler
-  // that asks for the run again.
+  // One run per pass until the profiler has every pass it scheduled. The preparation runs
+  // before Start, so nothing it launches is a range of its own.
   bool all_submitted = false;
-  for (int replay = 0; replay < kMaxReplays && !all_submitted; ++replay) {
+  for (int pass = 0; pass < kMaxPasses && !all_submitted; ++pass) {
+    before_each_pass();
     auto start = params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
     start.pRangeProfilerObject = profiler_;
     check(api_->start(&start), "cuptiRangeProfilerStart");

@@ -1,8 +1,15 @@
 // Hardware counters of one run through CUPTI's range profiler (CUDA 12.6+): auto ranges
-// (one per kernel), kernel replay (CUPTI replays each kernel once per counter pass), and
-// the profiler host API to turn metric names into a configuration and counter data into
-// values. The metric set is common/kernel_counters.hpp's; each metric is checked against
-// the chip at run time, and one the chip lacks is reported missing, not fatal.
+// (one per kernel), user replay (we rerun the whole run once per counter pass, each pass
+// after the caller's preparation: a flush and a wait for cold counts), and the profiler
+// host API to turn metric names into a configuration and counter data into values. The
+// metric set is common/kernel_counters.hpp's; each metric is checked against the chip at
+// run time, and one the chip lacks is reported missing, not fatal.
+//
+// Not kernel replay: there CUPTI saves the memory a kernel may write before its first pass
+// (and restores it before each further one) after any flush of ours, and nothing can come
+// between that copy and the kernel; the counted kernel then paid the write-back of lines
+// dirtied before it (DRAM writes x1.5-9 of Nsight Compute's with its caches flushed per
+// pass). A run needs no restoring: it rewrites its outputs, and the timing modes rerun it too.
 #pragma once
 
 #include <cuda.h>
@@ -10,6 +17,7 @@
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,7 +37,7 @@ class CuptiRangeCounters final : public CounterSession {
   CuptiRangeCounters(const CuptiRangeCounters&) = delete;
   CuptiRangeCounters& operator=(const CuptiRangeCounters&) = delete;
 
-  KernelCounters collect(PreparedGemm& run) override;
+  KernelCounters collect(PreparedGemm& run, const std::function<void()>& before_each_pass) override;
 
  private:
   struct Api;
