@@ -10,6 +10,7 @@
 #include "common/atomic_file.hpp"
 #include "common/interrupt.hpp"
 #include "common/json_text.hpp"
+#include "common/shape_axes.hpp"
 #include "kernels/synthetic_operands.hpp"
 #include "profiler/measurement_fingerprint.hpp"
 #include "profiler/profile_writer.hpp"
@@ -121,10 +122,10 @@ double measure_point(kernels::Device& device, SessionPool& pool, const SweepPlan
 uint64_t activation_seed(uint64_t seed, int64_t m) { return kernels::synthetic::mix(seed + uint64_t(m)); }
 
 std::string profile_file_name(const GemmProblem& problem, const std::string& kernel, kernels::TimingMode timing) {
-  const std::string batch = problem.batch_count > 1 ? fmt::format("_B{}", problem.batch_count) : "";
+  const std::string layer =
+      is_raw_shape(problem) ? "shape" : fmt::format("{}_{}_tp{}", problem.model, problem.module, problem.tp);
   const std::string mode = timing == kernels::TimingMode::events ? "" : "_" + kernels::to_string(timing);
-  return fmt::format("{}_{}_tp{}_N{}_K{}{}_{}{}.csv", problem.model, problem.module, problem.tp, problem.n, problem.k,
-                     batch, kernel, mode);
+  return fmt::format("{}_{}_{}{}.csv", layer, shape_label(problem), kernel, mode);
 }
 
 const std::vector<int64_t>& m_values_of_file(const SweepPlan& plan, const std::string& csv_name) {

@@ -11,6 +11,7 @@
 #include "common/atomic_file.hpp"
 #include "common/model_catalog.hpp"
 #include "common/option_checks.hpp"
+#include "common/shape_axes.hpp"
 #include "common/user_error.hpp"
 #include "profiler/operand_sizes.hpp"
 #include "profiler/resume.hpp"
@@ -99,6 +100,19 @@ void check_grouped_scale_block_cuts(const GroupedSweepPlan& plan, const std::str
           "use --ep (whole experts per GPU) or pass --cut-scale-block allow",
           series.problem.model, series.problem.module, series.problem.tp, series.problem.n, series.problem.k, name));
     }
+  }
+}
+
+// --shape names the GEMMs itself: every option that picks or splits a model's layers is refused beside it.
+void check_raw_shape_request(const ProfileRequest& request) {
+  const GroupedRequest& g = request.grouped;
+  const bool model_options = !request.model.empty() || !request.hf_config.empty() || request.module != "all" ||
+                             request.tp != 1 || g.ep != 1 || !g.preset.empty() || !g.routing.empty() ||
+                             !g.layout.empty() || g.align != 0 || g.max_m != 0;
+  if (model_options) {
+    throw UserError(
+        "--shape N,K[,batch] profiles raw dense GEMMs without a model; drop --model, --module, --tp, --ep, --hf-config "
+        "and the grouped options, or drop --shape");
   }
 }
 
@@ -217,6 +231,8 @@ std::string device_slug(const std::string& device_name) {
 
 SweepSetup prepare_sweep(const ProfileRequest& request) {
   register_all_kernels();
+  const bool raw_shapes = !request.shapes.empty();
+  if (raw_shapes) check_raw_shape_request(request);
   const bool grouped = wants_grouped(request.module, request.grouped);
   const GroupedRequest& g = request.grouped;
   if (!grouped && (!g.routing.empty() || !g.layout.empty() || g.align != 0 || g.max_m != 0)) {
@@ -224,7 +240,9 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
   }
   if (!g.preset.empty() && !request.model.empty())
     throw UserError("--grouped-preset replaces --model; give one of them");
-  if (request.model.empty() && g.preset.empty()) throw UserError("--model is required (see --list-models)");
+  if (request.model.empty() && g.preset.empty() && !raw_shapes) {
+    throw UserError("--model is required (see --list-models), or give raw shapes with --shape N,K[,batch]");
+  }
   check_numeric_options(request);
   if (request.peak != "datasheet" && request.peak != "measured") {
     throw UserError(fmt::format("--peak '{}' is not datasheet or measured", request.peak));
@@ -233,7 +251,9 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
   SweepSetup setup;
   SweepPlan& plan = setup.plan;
   // Shapes and M values first: cheap, and the likeliest typos.
-  if (g.preset.empty()) {
+  if (raw_shapes) {
+    plan.problems = parse_shapes(request.shapes);
+  } else if (g.preset.empty()) {
     const ModelCatalog catalog = load_catalog(request);
     plan.problems = catalog.problems(request.model, request.module, request.tp, g.ep);
   }
