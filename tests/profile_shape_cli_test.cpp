@@ -47,7 +47,9 @@ TEST_F(ProfileShapeCli, BadShapesAndModelOptionsBesideThemAreOneLineBeforeAnyWor
   expect_user_error("--shape 99999999999999999999,8" + cpu, {"'99999999999999999999'"});
   // N x K overflows the byte counts: refused before anything is allocated.
   expect_user_error("--shape 4294967296,4294967296" + cpu, {"--shape 4294967296,4294967296,1", "give a smaller shape"});
-  expect_user_error("--shape 65536,65536,65536" + cpu, {"exceed", "give a smaller shape"});
+  expect_user_error("--shape 65536,65536,65537" + cpu, {"exceed", "give a smaller shape"});
+  // 2^48 bytes of weights: addressable, but more than any device's memory.
+  expect_user_error("--shape 65536,65536,65536" + cpu, {"more than the device's", "give a smaller shape"});
   // A shape names the GEMM itself: the options that pick or split a model's layers are refused beside it.
   for (const char* model_option : {"--model llama3_8b", "--module o_proj", "--tp 2", "--ep 8", "--module experts",
                                    "--grouped-preset nvfp4_targets", "--routing uniform", "--hf-config config.json"}) {
