@@ -193,8 +193,9 @@ const std::string& profiled_model(const std::vector<Series>& profiles) {
   }
   for (const Series& series : profiles) {
     if (series.format != "shapescope" || series.model.empty() || series.module.empty() || series.tp <= 0) {
-      throw UserError(fmt::format("{}: no sidecar naming model, module and tp; --capture-sizes needs shapescope "
-                                  "profiles with the .json profile writes beside each CSV",
+      throw UserError(fmt::format("{}: no sidecar naming model, module and tp (a raw --shape profile names none); "
+                                  "--capture-sizes needs shapescope profiles with the .json profile writes beside "
+                                  "each CSV",
                                   series.source));
     }
     check_same_setting(series, reference_profile(profiles));

@@ -32,7 +32,6 @@
 #include "profiler/grouped_presets.hpp"
 #include "profiler/grouped_setup.hpp"
 #include "profiler/measure.hpp"
-#include "profiler/operand_sets.hpp"
 #include "profiler/session_pool.hpp"
 #include "profiler/moe_routing.hpp"
 
@@ -139,26 +138,21 @@ Timed run_case(kernels::Device& device, const std::string& kernel_name, const Gr
     return timed;
   }
   try {
-    std::vector<std::unique_ptr<kernels::GroupedGemmSession>> sessions;
-    std::vector<std::unique_ptr<kernels::GroupedPreparedGemm>> gemms;
-    sessions.push_back(entry.open(device, {shape.groups(), shape.n, shape.k}, seed));
-    gemms.push_back(sessions.front()->prepare(shape, seed + 1));
-    const kernels::CheckResult check = gemms.front()->check();
+    profiler::GroupedSessionPool pool(entry, device, {shape.groups(), shape.n, shape.k}, seed);
+    const auto gemm = pool.first().prepare(shape, seed + 1);
+    const kernels::CheckResult check = gemm->check();
     timed.rel_err = check.rel_err;
     timed.status = check.passed(1e-2) ? "ok" : "numerical_fail";
-    timed.note = gemms.front()->launch_name();
-    timed.min_bytes = gemms.front()->min_bytes();
-    timed.executed_rows = gemms.front()->executed_rows();
+    timed.note = gemm->launch_name();
+    timed.min_bytes = gemm->min_bytes();
+    timed.executed_rows = gemm->executed_rows();
+    profiler::Rotation rotation;
+    rotation.sets = {gemm.get()};
     if (options.timing == kernels::TimingMode::graph && !options.hot) {  // rotate: no replay finds its bytes in L2
-      const int sets = profiler::plan_operand_sets(timed.min_bytes, device.info().l2_bytes, device.free_memory_bytes()).sets;
-      for (int set = 1; set < sets; ++set) {
-        sessions.push_back(entry.open(device, {shape.groups(), shape.n, shape.k}, profiler::operand_set_seed(seed, set)));
-        gemms.push_back(sessions.back()->prepare(shape, profiler::operand_set_seed(seed + 1, set)));
-      }
+      rotation = profiler::prepare_rotation(device, pool, *gemm, shape, seed + 1);
+      if (!rotation.note.empty()) timed.note += " [" + rotation.note + "]";
     }
-    std::vector<kernels::PreparedGemm*> runs;
-    for (const auto& gemm : gemms) runs.push_back(gemm.get());
-    const profiler::Measurement measurement = profiler::measure(device, runs, options);
+    const profiler::Measurement measurement = profiler::measure(device, rotation.sets, options);
     timed.median_us = measurement.median_us;
     timed.operand_sets = measurement.operand_sets;
   } catch (const kernels::UnsupportedShape& refused) {

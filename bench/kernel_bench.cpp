@@ -4,8 +4,8 @@
 // operand copies, with our kernels' programmatic dependent launch off and on; kernel:
 // CUPTI kernel durations, measured last since tracing slows every launch), and every
 // point checked against the float64 reference first. Shapes come from the model
-// catalog (`--shapes MODEL:TP[:MODULE]`). Prints, per mode, shape and M, each kernel's
-// time, our speed-up over each baseline (baseline time / our time: above 1 means ours
+// catalog (`--shapes MODEL:TP[:MODULE]`) or are given raw (`--shape N,K[,batch]`, as
+// profile takes them). Prints, per mode, shape and M, each kernel's time, our speed-up over each baseline (baseline time / our time: above 1 means ours
 // is faster) and, for M <= 64, the fraction of the HBM roofline: the fewest bytes a run
 // must move over the device-to-device copy bandwidth measured in this run, divided by
 // our time. Then per shape and M band, and pooled over shapes per mode and band (the
@@ -27,8 +27,10 @@
 #include "common/statistics.hpp"
 #include "common/user_error.hpp"
 #include "common/model_catalog.hpp"
+#include "common/shape_axes.hpp"
 #include "kernels/kernel.hpp"
 #include "profiler/measure.hpp"
+#include "profiler/operand_sizes.hpp"
 #include "profiler/session_pool.hpp"
 
 #if SHAPESCOPE_HAVE_CUDA
@@ -47,10 +49,12 @@ struct ShapeCase {
   int64_t n, k, batch_count;
 };
 
-// `MODEL:TP[:MODULE]` -> the catalog's GEMMs, each (N, K, batch) once.
-std::vector<ShapeCase> catalog_shapes(const std::vector<std::string>& specs) {
+// `MODEL:TP[:MODULE]` -> the catalog's GEMMs, then the raw `N,K[,batch]` shapes; each (N, K, batch) once,
+// refused (as profile refuses it) when its operands at the largest M cannot be addressed.
+std::vector<ShapeCase> bench_shapes(const std::vector<std::string>& specs, const std::vector<std::string>& raw,
+                                    int64_t largest_m) {
   const ModelCatalog catalog = ModelCatalog::load_default();
-  std::vector<ShapeCase> shapes;
+  std::vector<GemmProblem> problems;
   for (const std::string& spec : specs) {
     const auto first = spec.find(':');
     if (first == std::string::npos) throw UserError("--shapes " + spec + ": write MODEL:TP[:MODULE], e.g. deepseek_v3:8");
@@ -64,16 +68,20 @@ std::vector<ShapeCase> catalog_shapes(const std::vector<std::string>& specs) {
     } catch (const std::exception&) {
       throw UserError("--shapes " + spec + ": TP '" + tp_text + "' is not a number");
     }
-    for (const GemmProblem& problem : catalog.problems(model, module, tp)) {
-      const bool seen = std::any_of(shapes.begin(), shapes.end(), [&](const ShapeCase& s) {
-        return s.n == problem.n && s.k == problem.k && s.batch_count == problem.batch_count;
-      });
-      if (!seen)
-        shapes.push_back({fmt::format("{}.{}.tp{}", model, problem.module, tp), problem.n, problem.k,
-                          problem.batch_count});
-    }
+    const std::vector<GemmProblem> layers = catalog.problems(model, module, tp);
+    problems.insert(problems.end(), layers.begin(), layers.end());
   }
-  return shapes;
+  const std::vector<GemmProblem> shapes = parse_shapes(raw);
+  problems.insert(problems.end(), shapes.begin(), shapes.end());
+  problems = distinct_shapes(problems);
+  profiler::check_operand_sizes(problems, largest_m, 0);
+  std::vector<ShapeCase> cases;
+  for (const GemmProblem& problem : problems) {
+    const std::string label = is_raw_shape(problem) ? shape_label(problem)
+                                                    : fmt::format("{}.{}.tp{}", problem.model, problem.module, problem.tp);
+    cases.push_back({label, problem.n, problem.k, problem.batch_count});
+  }
+  return cases;
 }
 
 // A timing variant: a mode, and for graph timing whether our kernels use PDL.
@@ -352,8 +360,11 @@ int run(int argc, char** argv) {
   profiler::MeasureOptions options;
   options.max_seconds_per_point = 0.25;
   options.target_rel_stderr = 0.01;
+  std::vector<std::string> raw_shapes;
   app.add_option("--shapes", shape_specs, "catalog shapes MODEL:TP[:MODULE], e.g. deepseek_v3:8, deepseek_v3:1:gate_up_proj")
       ->delimiter(',');
+  app.add_option("--shape", raw_shapes, "raw shape N,K[,batch] as profile --shape takes it (repeatable); without "
+                                        "--shapes only these are measured");
   app.add_option("--timings", timings, "events, graph, graph+pdl (ours with programmatic dependent launch), kernel")
       ->delimiter(',');
   app.add_option("--ms", ms, "M values")->delimiter(',');
@@ -369,7 +380,9 @@ int run(int argc, char** argv) {
   // Kernel tracing stays attached once on: it goes last.
   std::stable_partition(variants.begin(), variants.end(),
                         [](const Variant& v) { return v.timing != kernels::TimingMode::kernel; });
-  const std::vector<ShapeCase> shapes = catalog_shapes(shape_specs);
+  if (!raw_shapes.empty() && app.count("--shapes") == 0) shape_specs.clear();
+  if (ms.empty()) throw UserError("--ms: give at least one M value");
+  const std::vector<ShapeCase> shapes = bench_shapes(shape_specs, raw_shapes, *std::max_element(ms.begin(), ms.end()));
   kernels::register_cuda_kernels();
   const auto device = kernels::make_cuda_device();
   if (!device) throw UserError("kernel_bench needs a CUDA GPU: " + kernels::cuda_unavailable_reason());

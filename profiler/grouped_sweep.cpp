@@ -12,14 +12,12 @@
 #include "common/user_error.hpp"
 #include "kernels/copy_bandwidth.hpp"
 #include "kernels/synthetic_operands.hpp"
-#include "profiler/measurement_fingerprint.hpp"
 #include "profiler/profile_csv.hpp"
 #include "profiler/point_record.hpp"
+#include "profiler/profile_file_start.hpp"
 #include "profiler/profile_writer.hpp"
 #include "profiler/progress.hpp"
-#include "profiler/operand_sets.hpp"
 #include "profiler/repeat_sweep.hpp"
-#include "profiler/resume.hpp"
 #include "profiler/session_pool.hpp"
 #include "profiler/sidecar.hpp"
 #include "profiler/timing_floors.hpp"
@@ -61,66 +59,6 @@ struct PointContext {
   double copy_bytes_per_us;
 };
 
-// The grouped sessions of one (kernel, expert layer): the first always, and in graph timing
-// the further copies the replays rotate over, each with its own experts' weights.
-class GroupedSessionPool {
- public:
-  GroupedSessionPool(const kernels::GroupedKernelEntry& kernel, kernels::Device& device,
-                     const kernels::GroupedWeightShape& shape, uint64_t seed)
-      : kernel_(kernel), device_(device), shape_(shape), seed_(seed) {
-    sessions_.push_back(kernel_.open(device_, shape_, seed_));
-  }
-  kernels::GroupedGemmSession& first() { return *sessions_.front(); }
-  kernels::GroupedGemmSession& at(int index) { return *sessions_.at(std::size_t(index)); }
-  // Opens sessions until `count` are open or one fails to (memory); how many are open.
-  int ensure(int count, std::string& why) {
-    while (int(sessions_.size()) < count) {
-      try {
-        sessions_.push_back(kernel_.open(device_, shape_, operand_set_seed(seed_, int(sessions_.size()))));
-      } catch (const std::exception& error) {
-        why = error.what();
-        break;
-      }
-    }
-    return std::min(count, int(sessions_.size()));
-  }
-
- private:
-  const kernels::GroupedKernelEntry& kernel_;
-  kernels::Device& device_;
-  kernels::GroupedWeightShape shape_;
-  uint64_t seed_;
-  std::vector<std::unique_ptr<kernels::GroupedGemmSession>> sessions_;
-};
-
-// Graph timing: the further operand sets (experts' weights and activations) the point rotates over.
-std::vector<std::unique_ptr<kernels::GroupedPreparedGemm>> rotation_sets(kernels::Device& device,
-                                                                         GroupedSessionPool& pool,
-                                                                         kernels::GroupedPreparedGemm& gemm,
-                                                                         const kernels::GroupedShape& shape,
-                                                                         uint64_t seed, ProfileRow& row) {
-  std::vector<std::unique_ptr<kernels::GroupedPreparedGemm>> extra;
-  const double set_bytes = gemm.min_bytes();
-  const std::size_t l2_bytes = device.info().l2_bytes;
-  const OperandSetPlan wanted = plan_operand_sets(set_bytes, l2_bytes, device.free_memory_bytes());
-  std::string why;
-  const int open = pool.ensure(wanted.sets, why);
-  for (int set = 1; set < open; ++set) {
-    try {
-      extra.push_back(pool.at(set).prepare(shape, operand_set_seed(seed, set)));
-    } catch (const std::exception& error) {
-      why = error.what();
-      break;
-    }
-  }
-  const int sets = int(extra.size()) + 1;
-  if (double(sets) * set_bytes < kRotationL2Multiple * double(l2_bytes)) {
-    row.note = fmt::format("graph rotation over {} operand sets ({:.1f} MB) is below {}x the L2{}{}: partly warm", sets,
-                           double(sets) * set_bytes / 1e6, kRotationL2Multiple, why.empty() ? "" : "; ", why);
-  }
-  return extra;
-}
-
 // Measures one M (or explains why not) into `row`; returns the timed kernel seconds.
 double measure_grouped_point(kernels::Device& device, GroupedSessionPool& pool, const PointContext& context,
                              const GroupedPoint& point, ProfileRow& row) {
@@ -143,13 +81,13 @@ double measure_grouped_point(kernels::Device& device, GroupedSessionPool& pool, 
     auto gemm = session.prepare(shape, seed);
     row.kernel_name = gemm->launch_name();
     const kernels::CheckResult check = gemm->check();
-    std::vector<kernels::PreparedGemm*> sets{gemm.get()};
-    std::vector<std::unique_ptr<kernels::GroupedPreparedGemm>> extra;
+    Rotation rotation;
+    rotation.sets = {gemm.get()};
     if (context.plan.measure.timing == kernels::TimingMode::graph && !context.plan.measure.hot) {
-      extra = rotation_sets(device, pool, *gemm, shape, seed, row);
-      for (const auto& set : extra) sets.push_back(set.get());
+      rotation = prepare_rotation(device, pool, *gemm, shape, seed);
+      row.note = rotation.note;
     }
-    const Measurement m = measure(device, sets, context.plan.measure);
+    const Measurement m = measure(device, rotation.sets, context.plan.measure);
     record_measurement(row, m, check, shape.useful_flops(), gemm->min_bytes(), context.plan.check_threshold);
     ProfileRow::Grouped& g = *row.grouped;
     g.executed_rows = gemm->executed_rows();
@@ -244,49 +182,29 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
       plan.steady_warm_up && device.kind() == kernels::BackendKind::cuda ? warm_up(device, plan) : 0;
   result.floors = measure_timing_floors(device, plan.measure);
   const double copy_bytes_per_us = kernels::measure_copy_bandwidth(device);
-  const std::string timing = kernels::to_string(plan.measure.timing);
   remove_stale_temporaries(plan.out_dir);
+  const SweepRecord record{info, plan.measure, plan.seed, plan.programmatic_launch, plan.command_line, result.floors};
 
   for (const GroupedSeries& series : plan.series) {
     for (const std::string& kernel_name : plan.kernels) {
       const kernels::GroupedKernelEntry& kernel = kernels::find_grouped_kernel(kernel_name);
       const std::filesystem::path csv = plan.out_dir / grouped_file_name(series, kernel_name, plan.measure.timing);
-      std::optional<ProfileWriter> file = ProfileWriter::open(csv, interrupt_requested);
-      if (!file) {  // interrupted while another run held the file
+      std::vector<int64_t> wanted;
+      for (const GroupedPoint& point : series.points) wanted.push_back(point.m);
+      std::optional<ProfileFileStart> start = start_profile_file(csv, kernel_name, series.problem, wanted, record);
+      if (!start) {  // interrupted while another run held the file
         result.interrupted = true;
         progress.finish();
         return result;
       }
-      const MeasurementFingerprint fingerprint =
-          measurement_fingerprint(plan.measure, plan.seed, plan.programmatic_launch, kernel_name, info);
-      std::vector<int64_t> wanted;
-      for (const GroupedPoint& point : series.points) wanted.push_back(point.m);
-      const std::vector<ProfileRow> rows = resumable_rows(csv, fingerprint, wanted);
-      std::set<int64_t> done;
-      for (const ProfileRow& row : rows) done.insert(row.batch);
-      const int64_t resumed = int64_t(std::count_if(series.points.begin(), series.points.end(),
-                                                    [&](const GroupedPoint& p) { return done.count(p.m) > 0; }));
-      const std::string label_prefix = csv.stem().string();
-      if (resumed == int64_t(series.points.size())) {
-        mark_sidecar_complete(csv);
-        for (const GroupedPoint& point : series.points)
-          progress.advance(fmt::format("{} M={} (already measured)", label_prefix, point.m));
-        FileSummary summary = summarize_profile(csv, rows);
-        summary.resumed = resumed;
-        result.files.push_back(summary);
+      if (start->complete) {
+        keep_complete_file(*start, csv, 1, progress, result);
         continue;
       }
-
-      SidecarContent sidecar;
-      sidecar.device = info;
+      const std::set<int64_t>& done = start->done;
+      const std::string label_prefix = csv.stem().string();
+      SidecarContent& sidecar = start->sidecar;
       sidecar.grouped_kernel = &kernel;
-      sidecar.problem = series.problem;
-      sidecar.measure = plan.measure;
-      sidecar.seed = plan.seed;
-      sidecar.fingerprint = fingerprint;
-      sidecar.command_line = plan.command_line;
-      sidecar.floors = result.floors;
-      sidecar.programmatic_launch = plan.programmatic_launch;
       nlohmann::json grouped = plan.description;
       grouped["routing"] = series.routing;
       grouped["ep"] = series.problem.ep;
@@ -312,10 +230,7 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
       } catch (const std::exception& error) {
         open_error = error.what();
       }
-      sidecar.timing.setup_s = seconds_since(setup_start);
-      // Before any row: a CSV never exists without the sidecar that says how its rows were measured.
-      sidecar.interrupted = true;
-      write_sidecar(csv, sidecar);
+      write_sidecar_before_rows(csv, sidecar, setup_start);
 
       const PointContext context{plan, copy_bytes_per_us};
       const auto sweep_start = Clock::now();
@@ -325,17 +240,9 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
           progress.advance(fmt::format("{} M={} (already measured)", label_prefix, point.m));
           continue;
         }
-        ProfileRow row;
-        row.batch = row.m = point.m;
+        ProfileRow row = unmeasured_row(sidecar, kernel_name, kernel.dtype, kernel.backend, point.m);
         row.n = point.shape.n;
         row.k = point.shape.k;
-        row.kernel_name = kernel_name;
-        row.dtype = kernel.dtype;
-        row.kernel = kernel_name;
-        row.backend = kernels::to_string(kernel.backend);
-        row.device = info.name;
-        row.peak_tflops = sidecar.peak.tflops;
-        row.timing = timing;
         row.grouped = describe_groups(series, point.shape);
         const auto unsupported = kernel.unsupported_reason ? kernel.unsupported_reason(point.shape) : std::nullopt;
         if (unsupported) {
@@ -349,10 +256,10 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
         }
         flag_off_steady_clock(row, steady_clock_mhz);
         progress.advance(fmt::format("{} M={}", label_prefix, point.m));
-        file->add(row);
+        start->file.add(row);
       }
       sessions.reset();
-      if (close_profile_file(*file, sidecar, csv, resumed, seconds_since(sweep_start), result)) {
+      if (close_profile_file(start->file, sidecar, csv, start->resumed, seconds_since(sweep_start), result)) {
         progress.finish();
         return result;
       }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/shape_axes.hpp"
 #include "common/user_error.hpp"
 
 namespace shapescope::profiler {
@@ -21,7 +22,12 @@ std::optional<int64_t> elements(int64_t rows, int64_t columns, int64_t batch) {
 }
 
 std::string layer_name(const GemmProblem& problem) {
+  if (is_raw_shape(problem)) return fmt::format("--shape {},{},{}", problem.n, problem.k, problem.batch_count);
   return fmt::format("{} {} at TP{}", problem.model, problem.module, problem.tp);
+}
+
+std::string sizes_fix(const GemmProblem& problem) {
+  return is_raw_shape(problem) ? "give a smaller shape" : "check the model's sizes";
 }
 
 }  // namespace
@@ -30,16 +36,15 @@ void check_operand_sizes(const std::vector<GemmProblem>& problems, int64_t large
   for (const GemmProblem& problem : problems) {
     const std::optional<int64_t> weights = elements(problem.n, problem.k, problem.batch_count);
     if (!weights) {
-      throw UserError(fmt::format("{}: weights N={} x K={} x batch {} exceed {} elements; check the model's sizes",
-                                  layer_name(problem), problem.n, problem.k, problem.batch_count,
-                                  kMaxOperandElements));
+      throw UserError(fmt::format("{}: weights N={} x K={} x batch {} exceed {} elements; {}", layer_name(problem),
+                                  problem.n, problem.k, problem.batch_count, kMaxOperandElements, sizes_fix(problem)));
     }
     if (device_memory_bytes > 0 && uint64_t(*weights) > device_memory_bytes) {
       throw UserError(fmt::format(
-          "{}: weights N={} x K={} x batch {} need at least {:.1f} GiB, more than the device's {:.1f} GiB; check the "
-          "model's sizes or use a larger --tp",
+          "{}: weights N={} x K={} x batch {} need at least {:.1f} GiB, more than the device's {:.1f} GiB; {}",
           layer_name(problem), problem.n, problem.k, problem.batch_count, double(*weights) / double(1ull << 30),
-          double(device_memory_bytes) / double(1ull << 30)));
+          double(device_memory_bytes) / double(1ull << 30),
+          is_raw_shape(problem) ? sizes_fix(problem) : sizes_fix(problem) + " or use a larger --tp"));
     }
     for (const auto& [name, columns] : {std::pair{"A (M x K)", problem.k}, std::pair{"C (M x N)", problem.n}}) {
       if (!elements(largest_m, columns, problem.batch_count)) {

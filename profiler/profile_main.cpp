@@ -48,6 +48,8 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
   app.add_option("--model", request.model, "model from the catalog (see --list-models), or the name for --hf-config");
   app.add_option("--module", request.module, "linear layer name, or all")->capture_default_str();
   app.add_option("--tp", request.tp, "tensor-parallel degree")->capture_default_str();
+  app.add_option("--shape", request.shapes,
+                 "N,K[,batch]: a raw GEMM C[M,N] = A[M,K] B[N,K]^T to sweep instead of a model's layers (repeatable)");
   app.add_option("--ep", request.grouped.ep,
                  "expert-parallel degree: experts/EP whole experts per GPU for the routed expert layers")
       ->capture_default_str();

@@ -14,13 +14,15 @@ uint64_t operand_set_seed(uint64_t seed, int set) {
   return set == 0 ? seed : kernels::synthetic::mix(seed ^ (uint64_t(set) * 0x9E3779B97F4A7C15ull));
 }
 
-SessionPool::SessionPool(const kernels::KernelEntry& kernel, kernels::Device& device,
-                         const kernels::WeightShape& shape, uint64_t seed)
+template <class Entry, class Session, class WeightShape>
+BasicSessionPool<Entry, Session, WeightShape>::BasicSessionPool(const Entry& kernel, kernels::Device& device,
+                                                               const WeightShape& shape, uint64_t seed)
     : kernel_(kernel), device_(device), shape_(shape), seed_(seed) {
   sessions_.push_back(kernel_.open(device_, shape_, seed_));
 }
 
-int SessionPool::ensure(int count, std::string& why) {
+template <class Entry, class Session, class WeightShape>
+int BasicSessionPool<Entry, Session, WeightShape>::ensure(int count, std::string& why) {
   while (int(sessions_.size()) < count) {
     try {
       sessions_.push_back(kernel_.open(device_, shape_, operand_set_seed(seed_, int(sessions_.size()))));
@@ -32,8 +34,14 @@ int SessionPool::ensure(int count, std::string& why) {
   return std::min(count, int(sessions_.size()));
 }
 
-Rotation prepare_rotation(kernels::Device& device, SessionPool& pool, kernels::PreparedGemm& first, int64_t m,
-                          uint64_t seed) {
+template class BasicSessionPool<kernels::KernelEntry, kernels::GemmSession, kernels::WeightShape>;
+template class BasicSessionPool<kernels::GroupedKernelEntry, kernels::GroupedGemmSession, kernels::GroupedWeightShape>;
+
+namespace {
+
+template <class Pool, class Size>
+Rotation rotation_over(kernels::Device& device, Pool& pool, kernels::PreparedGemm& first, const Size& size,
+                       uint64_t seed) {
   Rotation rotation;
   rotation.sets.push_back(&first);
   const double set_bytes = first.min_bytes();
@@ -43,7 +51,7 @@ Rotation prepare_rotation(kernels::Device& device, SessionPool& pool, kernels::P
   const int open = pool.ensure(wanted.sets, why);
   for (int set = 1; set < open; ++set) {
     try {
-      rotation.extra.push_back(pool.at(set).prepare(m, operand_set_seed(seed, set)));
+      rotation.extra.push_back(pool.at(set).prepare(size, operand_set_seed(seed, set)));
     } catch (const std::exception& error) {
       why = error.what();
       break;
@@ -57,6 +65,18 @@ Rotation prepare_rotation(kernels::Device& device, SessionPool& pool, kernels::P
                                 why.empty() ? "" : "; ", why);
   }
   return rotation;
+}
+
+}  // namespace
+
+Rotation prepare_rotation(kernels::Device& device, SessionPool& pool, kernels::PreparedGemm& first, int64_t size,
+                          uint64_t seed) {
+  return rotation_over(device, pool, first, size, seed);
+}
+
+Rotation prepare_rotation(kernels::Device& device, GroupedSessionPool& pool, kernels::PreparedGemm& first,
+                          const kernels::GroupedShape& size, uint64_t seed) {
+  return rotation_over(device, pool, first, size, seed);
 }
 
 }  // namespace shapescope::profiler

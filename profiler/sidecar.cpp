@@ -8,6 +8,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/json_text.hpp"
+#include "common/shape_axes.hpp"
 #include "common/user_error.hpp"
 #include "kernels/cpu/cpu_system.hpp"
 #include "profiler/build_commit.hpp"
@@ -55,7 +56,8 @@ nlohmann::json sidecar_json(const SidecarContent& c) {
       {"problem",
        {{"model", c.problem.model}, {"module", c.problem.module}, {"tp", c.problem.tp}, {"n", c.problem.n},
         {"k", c.problem.k}, {"batch_count", c.problem.batch_count}, {"experts", c.problem.experts},
-        {"top_k", c.problem.top_k}, {"cuts_scale_block", c.problem.cuts_scale_block}}},
+        {"top_k", c.problem.top_k}, {"cuts_scale_block", c.problem.cuts_scale_block},
+        {"raw_shape", is_raw_shape(c.problem)}}},  // profile --shape: no model, module "" and tp 1
       {"peak", {{"tflops", c.peak.tflops}, {"source", c.peak.source}}},
       {"measurement",
        {{"warmup_runs", c.measure.warmup_runs}, {"min_samples", c.measure.min_samples},

@@ -10,13 +10,13 @@
 #include "common/atomic_file.hpp"
 #include "common/interrupt.hpp"
 #include "common/json_text.hpp"
+#include "common/shape_axes.hpp"
 #include "kernels/synthetic_operands.hpp"
-#include "profiler/measurement_fingerprint.hpp"
 #include "profiler/profile_writer.hpp"
 #include "profiler/point_record.hpp"
+#include "profiler/profile_file_start.hpp"
 #include "profiler/progress.hpp"
 #include "profiler/repeat_sweep.hpp"
-#include "profiler/resume.hpp"
 #include "profiler/session_pool.hpp"
 
 namespace shapescope::profiler {
@@ -121,10 +121,10 @@ double measure_point(kernels::Device& device, SessionPool& pool, const SweepPlan
 uint64_t activation_seed(uint64_t seed, int64_t m) { return kernels::synthetic::mix(seed + uint64_t(m)); }
 
 std::string profile_file_name(const GemmProblem& problem, const std::string& kernel, kernels::TimingMode timing) {
-  const std::string batch = problem.batch_count > 1 ? fmt::format("_B{}", problem.batch_count) : "";
+  const std::string layer =
+      is_raw_shape(problem) ? "shape" : fmt::format("{}_{}_tp{}", problem.model, problem.module, problem.tp);
   const std::string mode = timing == kernels::TimingMode::events ? "" : "_" + kernels::to_string(timing);
-  return fmt::format("{}_{}_tp{}_N{}_K{}{}_{}{}.csv", problem.model, problem.module, problem.tp, problem.n, problem.k,
-                     batch, kernel, mode);
+  return fmt::format("{}_{}_{}{}.csv", layer, shape_label(problem), kernel, mode);
 }
 
 const std::vector<int64_t>& m_values_of_file(const SweepPlan& plan, const std::string& csv_name) {
@@ -152,6 +152,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
           : 0;
   result.floors = measure_timing_floors(device, plan.measure);
   remove_stale_temporaries(plan.out_dir);
+  const SweepRecord record{info, plan.measure, plan.seed, plan.programmatic_launch, plan.command_line, result.floors};
 
   for (const GemmProblem& problem : plan.problems) {
     for (const std::string& kernel_name : plan.kernels) {
@@ -159,42 +160,20 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       const std::filesystem::path csv = plan.out_dir / profile_file_name(problem, kernel_name, plan.measure.timing);
       const std::vector<int64_t>& m_values = m_values_of_file(plan, csv.filename().string());
       if (m_values.empty()) continue;  // another shard's file
-      std::optional<ProfileWriter> file = ProfileWriter::open(csv, interrupt_requested);
-      if (!file) {  // interrupted while another run held the file
+      std::optional<ProfileFileStart> start = start_profile_file(csv, kernel_name, problem, m_values, record);
+      if (!start) {  // interrupted while another run held the file
         result.interrupted = true;
         progress.finish();
         return result;
       }
-      const MeasurementFingerprint fingerprint =
-          measurement_fingerprint(plan.measure, plan.seed, plan.programmatic_launch, kernel_name, info);
-      std::vector<ProfileRow> rows = resumable_rows(csv, fingerprint, m_values);  // again under the lock: files change
-      std::set<int64_t> done;
-      for (const ProfileRow& row : rows) done.insert(row.batch);
-      const int64_t resumed = int64_t(std::count_if(m_values.begin(), m_values.end(),
-                                                    [&](int64_t m) { return done.count(m) > 0; }));
-      const std::string label_prefix = csv.stem().string();
-      if (resumed == int64_t(m_values.size())) {
-        // Nothing left to measure: the file stays as it is.
-        mark_sidecar_complete(csv);
-        for (int64_t m : m_values)
-          for (int pass = 0; pass < passes; ++pass)
-            progress.advance(fmt::format("{} M={} (already measured)", label_prefix, m));
-        FileSummary summary = summarize_profile(csv, rows);
-        summary.resumed = resumed;
-        result.files.push_back(summary);
+      if (start->complete) {
+        keep_complete_file(*start, csv, passes, progress, result);
         continue;
       }
-
-      SidecarContent sidecar;
-      sidecar.device = info;
+      const std::set<int64_t>& done = start->done;
+      const std::string label_prefix = csv.stem().string();
+      SidecarContent& sidecar = start->sidecar;
       sidecar.kernel = &kernel;
-      sidecar.problem = problem;
-      sidecar.measure = plan.measure;
-      sidecar.seed = plan.seed;
-      sidecar.fingerprint = fingerprint;
-      sidecar.command_line = plan.command_line;
-      sidecar.floors = result.floors;
-      sidecar.programmatic_launch = plan.programmatic_launch;
 
       const auto setup_start = Clock::now();
       sidecar.peak = peaks.peak_for(device, kernel);
@@ -211,10 +190,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       } catch (const std::exception& error) {
         open_error = error.what();
       }
-      sidecar.timing.setup_s = seconds_since(setup_start);
-      // Before any row: a CSV never exists without the sidecar that says how its rows were measured.
-      sidecar.interrupted = true;
-      write_sidecar(csv, sidecar);
+      write_sidecar_before_rows(csv, sidecar, setup_start);
 
       const auto sweep_start = Clock::now();
       std::map<int64_t, std::vector<ProfileRow>> pass_rows;  // --repeat: a row is kept once all its passes ran
@@ -225,18 +201,10 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
           progress.advance(fmt::format("{} M={} (already measured)", label_prefix, m));
           continue;
         }
-        ProfileRow row;
-        row.batch = row.m = m;
+        ProfileRow row = unmeasured_row(sidecar, kernel_name, kernel.dtype, kernel.backend, m);
         row.n = problem.n;
         row.k = problem.k;
         row.batch_count = problem.batch_count;
-        row.kernel_name = kernel_name;
-        row.dtype = kernel.dtype;
-        row.kernel = kernel_name;
-        row.backend = kernels::to_string(kernel.backend);
-        row.device = info.name;
-        row.peak_tflops = sidecar.peak.tflops;
-        row.timing = kernels::to_string(plan.measure.timing);
         const kernels::GemmShape shape{m, problem.n, problem.k, problem.batch_count};
         const auto unsupported = kernel.unsupported_reason ? kernel.unsupported_reason(shape) : std::nullopt;
         if (unsupported) {  // a shape the kernel refuses is not an error, whether or not its session opened
@@ -254,10 +222,10 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         std::vector<ProfileRow>& of_m = pass_rows[m];
         of_m.push_back(row);
         if (int(of_m.size()) < passes) continue;
-        file->add(passes > 1 ? combine_passes(of_m) : row);
+        start->file.add(passes > 1 ? combine_passes(of_m) : row);
       }
       sessions.reset();
-      if (close_profile_file(*file, sidecar, csv, resumed, seconds_since(sweep_start), result)) {
+      if (close_profile_file(start->file, sidecar, csv, start->resumed, seconds_since(sweep_start), result)) {
         progress.finish();
         return result;
       }

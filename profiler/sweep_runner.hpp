@@ -71,8 +71,9 @@ bool close_profile_file(ProfileWriter& file, SidecarContent& sidecar, const std:
 // interrupted. Nothing is left to measure, so only that flag is set right.
 void mark_sidecar_complete(const std::filesystem::path& csv);
 
-// `<model>_<module>_tp<tp>_N<n>_K<k>[_B<batch>]_<kernel>[_<timing>].csv`: events-timed
-// files keep the name they always had; graph- and kernel-timed ones live beside them.
+// `<model>_<module>_tp<tp>_N<n>_K<k>[_B<batch>]_<kernel>[_<timing>].csv`, a raw shape (--shape)
+// `shape_N<n>_K<k>[_B<batch>]_<kernel>[_<timing>].csv`: events-timed files keep the name they
+// always had; graph- and kernel-timed ones live beside them.
 std::string profile_file_name(const GemmProblem& problem, const std::string& kernel,
                               kernels::TimingMode timing = kernels::TimingMode::events);
 

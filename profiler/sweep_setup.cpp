@@ -11,6 +11,7 @@
 #include "common/atomic_file.hpp"
 #include "common/model_catalog.hpp"
 #include "common/option_checks.hpp"
+#include "common/shape_axes.hpp"
 #include "common/user_error.hpp"
 #include "profiler/operand_sizes.hpp"
 #include "profiler/resume.hpp"
@@ -65,11 +66,22 @@ std::vector<std::string> kernels_for(const std::vector<std::string>& requested, 
   return kernels_on_backend(kernels::kernel_registry(), &kernels::find_kernel, requested, backend);
 }
 
-bool block_scaled(const kernels::KernelEntry& entry) { return entry.formats.find("128x128") != std::string::npos; }
+// A dense or grouped kernel entry whose weights carry 128x128 scale blocks.
+template <class Entry>
+bool block_scaled(const Entry& entry) {
+  return entry.formats.find("128x128") != std::string::npos;
+}
+
+// --cut-scale-block: whether a split that cuts a scale block is refused; throws UserError unless allow or refuse.
+bool refuses_scale_block_cuts(const std::string& policy) {
+  if (policy != "allow" && policy != "refuse") {
+    throw UserError(fmt::format("--cut-scale-block '{}' is not allow or refuse", policy));
+  }
+  return policy == "refuse";
+}
 
 void check_scale_block_cuts(const SweepPlan& plan, const std::string& policy) {
-  if (policy == "allow") return;
-  if (policy != "refuse") throw UserError(fmt::format("--cut-scale-block '{}' is not allow or refuse", policy));
+  if (!refuses_scale_block_cuts(policy)) return;
   for (const GemmProblem& problem : plan.problems) {
     if (!problem.cuts_scale_block) continue;
     for (const std::string& name : plan.kernels) {
@@ -88,17 +100,29 @@ std::vector<std::string> grouped_kernels_for(const std::vector<std::string>& req
 }
 
 void check_grouped_scale_block_cuts(const GroupedSweepPlan& plan, const std::string& policy) {
-  if (policy == "allow") return;
-  if (policy != "refuse") throw UserError(fmt::format("--cut-scale-block '{}' is not allow or refuse", policy));
+  if (!refuses_scale_block_cuts(policy)) return;
   for (const GroupedSeries& series : plan.series) {
     if (!series.problem.cuts_scale_block) continue;
     for (const std::string& name : plan.kernels) {
-      if (kernels::find_grouped_kernel(name).formats.find("128x128") == std::string::npos) continue;
+      if (!block_scaled(kernels::find_grouped_kernel(name))) continue;
       throw UserError(fmt::format(
           "{} {} at TP{} (N={}, K={}) splits an expert's 128x128 weight-scale blocks, so {} would see partial blocks; "
           "use --ep (whole experts per GPU) or pass --cut-scale-block allow",
           series.problem.model, series.problem.module, series.problem.tp, series.problem.n, series.problem.k, name));
     }
+  }
+}
+
+// --shape names the GEMMs itself: every option that picks or splits a model's layers is refused beside it.
+void check_raw_shape_request(const ProfileRequest& request) {
+  const GroupedRequest& g = request.grouped;
+  const bool model_options = !request.model.empty() || !request.hf_config.empty() || request.module != "all" ||
+                             request.tp != 1 || g.ep != 1 || !g.preset.empty() || !g.routing.empty() ||
+                             !g.layout.empty() || g.align != 0 || g.max_m != 0;
+  if (model_options) {
+    throw UserError(
+        "--shape N,K[,batch] profiles raw dense GEMMs without a model; drop --model, --module, --tp, --ep, --hf-config "
+        "and the grouped options, or drop --shape");
   }
 }
 
@@ -123,6 +147,26 @@ kernels::TimingMode timing_for(const ProfileRequest& request, const std::string&
   return timing;
 }
 
+// What every sweep plan, dense or grouped, takes from the request: measurement, timing (the M preset's
+// default unless --timing), PDL, seed, peak, command line, progress, warm-up, and the output folder
+// (checked writable).
+template <class Plan>
+void take_sweep_options(Plan& plan, const ProfileRequest& request, const std::string& m_preset,
+                        kernels::Device& device) {
+  plan.measure = request.measure;
+  plan.measure.timing = timing_for(request, m_preset, device);
+  plan.programmatic_launch = programmatic_launch_for(request.pdl, plan.measure.timing);
+  plan.seed = request.seed;
+  plan.peak_mode = request.peak == "measured" ? PeakMode::measured : PeakMode::datasheet;
+  plan.peak_override_tflops = request.peak_tflops;
+  plan.command_line = request.command_line;
+  plan.progress = request.progress;
+  plan.steady_warm_up = request.warm_up;
+  plan.out_dir = request.out.empty() ? std::filesystem::path("profiles") / device_slug(device.info().name)
+                                     : std::filesystem::path(request.out);
+  ensure_writable_directory(plan.out_dir);
+}
+
 // --module experts and --grouped-preset: routed rows per expert instead of one GEMM per M.
 GroupedSweepPlan prepare_grouped(const ProfileRequest& request, const std::vector<GemmProblem>& problems,
                                  kernels::Device& device) {
@@ -141,15 +185,7 @@ GroupedSweepPlan prepare_grouped(const ProfileRequest& request, const std::vecto
   if (plan.kernels.empty())
     throw UserError(fmt::format("no grouped kernels registered for the {} backend", to_string(backend)));
   check_grouped_scale_block_cuts(plan, request.cut_scale_block);
-  plan.measure = request.measure;
-  plan.measure.timing = timing_for(request, m_sweep.preset, device);
-  plan.programmatic_launch = programmatic_launch_for(request.pdl, plan.measure.timing);
-  plan.seed = request.seed;
-  plan.peak_mode = request.peak == "measured" ? PeakMode::measured : PeakMode::datasheet;
-  plan.peak_override_tflops = request.peak_tflops;
-  plan.command_line = request.command_line;
-  plan.progress = request.progress;
-  plan.steady_warm_up = request.warm_up;
+  take_sweep_options(plan, request, m_sweep.preset, device);
   return plan;
 }
 
@@ -217,6 +253,8 @@ std::string device_slug(const std::string& device_name) {
 
 SweepSetup prepare_sweep(const ProfileRequest& request) {
   register_all_kernels();
+  const bool raw_shapes = !request.shapes.empty();
+  if (raw_shapes) check_raw_shape_request(request);
   const bool grouped = wants_grouped(request.module, request.grouped);
   const GroupedRequest& g = request.grouped;
   if (!grouped && (!g.routing.empty() || !g.layout.empty() || g.align != 0 || g.max_m != 0)) {
@@ -224,7 +262,9 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
   }
   if (!g.preset.empty() && !request.model.empty())
     throw UserError("--grouped-preset replaces --model; give one of them");
-  if (request.model.empty() && g.preset.empty()) throw UserError("--model is required (see --list-models)");
+  if (request.model.empty() && g.preset.empty() && !raw_shapes) {
+    throw UserError("--model is required (see --list-models), or give raw shapes with --shape N,K[,batch]");
+  }
   check_numeric_options(request);
   if (request.peak != "datasheet" && request.peak != "measured") {
     throw UserError(fmt::format("--peak '{}' is not datasheet or measured", request.peak));
@@ -233,7 +273,9 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
   SweepSetup setup;
   SweepPlan& plan = setup.plan;
   // Shapes and M values first: cheap, and the likeliest typos.
-  if (g.preset.empty()) {
+  if (raw_shapes) {
+    plan.problems = parse_shapes(request.shapes);
+  } else if (g.preset.empty()) {
     const ModelCatalog catalog = load_catalog(request);
     plan.problems = catalog.problems(request.model, request.module, request.tp, g.ep);
   }
@@ -245,9 +287,6 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
 
   if (grouped) {
     setup.grouped = prepare_grouped(request, plan.problems, *setup.device);
-    setup.grouped->out_dir = request.out.empty() ? std::filesystem::path("profiles") / device_slug(setup.device->info().name)
-                                                 : std::filesystem::path(request.out);
-    ensure_writable_directory(setup.grouped->out_dir);
     return setup;
   }
 
@@ -259,19 +298,8 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
   if (plan.kernels.empty()) throw UserError(fmt::format("no kernels registered for the {} backend", to_string(backend)));
   check_scale_block_cuts(plan, request.cut_scale_block);
 
-  plan.measure = request.measure;
-  plan.measure.timing = timing_for(request, m_sweep.preset, *setup.device);
-  plan.programmatic_launch = programmatic_launch_for(request.pdl, plan.measure.timing);
-  plan.seed = request.seed;
-  plan.peak_mode = request.peak == "measured" ? PeakMode::measured : PeakMode::datasheet;
-  plan.peak_override_tflops = request.peak_tflops;
-  plan.command_line = request.command_line;
-  plan.progress = request.progress;
+  take_sweep_options(plan, request, m_sweep.preset, *setup.device);
   plan.repeat = request.repeat;
-  plan.steady_warm_up = request.warm_up;
-  plan.out_dir = request.out.empty() ? std::filesystem::path("profiles") / device_slug(setup.device->info().name)
-                                     : std::filesystem::path(request.out);
-  ensure_writable_directory(plan.out_dir);
   check_resumable(plan, setup.device->info());
   return setup;
 }

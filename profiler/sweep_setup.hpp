@@ -20,6 +20,7 @@ struct ProfileRequest {
   std::string model;
   std::string module = "all";
   int tp = 1;
+  std::vector<std::string> shapes;   // --shape N,K[,batch] (repeatable): raw shapes instead of a model's layers
   std::vector<std::string> kernels;  // empty: every kernel of the backend
   std::string backend = "auto";      // auto | cpu | cuda
   MSweepSpec m_sweep;                // preset "" = the backend's default (cuda: fairyspeed, cpu: cpu)

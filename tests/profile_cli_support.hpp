@@ -1,6 +1,8 @@
-// Runs the built `profile` binary and captures its exit code, stdout and stderr (CLI tests).
+// Runs the built `profile` binary for the CLI tests: to completion, capturing its exit code, stdout
+// and stderr; or in the background (for the kill and signal tests), its output sent to a file.
 #pragma once
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,7 +13,9 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace shapescope::testing_support {
 
@@ -20,14 +24,16 @@ struct Outcome {
   std::string stdout_text, stderr_text;
 };
 
-inline bool profile_binary_built() { return std::filesystem::exists(std::filesystem::path(SHAPESCOPE_BIN_DIR) / "profile"); }
+inline std::string profile_binary() { return (std::filesystem::path(SHAPESCOPE_BIN_DIR) / "profile").string(); }
+inline bool profile_binary_built() { return std::filesystem::exists(profile_binary()); }
 
-inline Outcome run_profile(const std::string& arguments) {
-  const std::filesystem::path binary = std::filesystem::path(SHAPESCOPE_BIN_DIR) / "profile";
+// `env` ("NAME=value ..."): variables set for this run only.
+inline Outcome run_profile(const std::string& arguments, const std::string& env = "") {
   const std::filesystem::path err_file =
       std::filesystem::temp_directory_path() / ("shapescope_cli_stderr_" + std::to_string(::getpid()));
   // `timeout` turns a hang into a failure instead of a stuck test.
-  const std::string command = "timeout 120 " + binary.string() + " " + arguments + " 2>" + err_file.string();
+  const std::string command =
+      "env " + env + " timeout 120 " + profile_binary() + " " + arguments + " 2>" + err_file.string();
   Outcome outcome;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return outcome;
@@ -42,13 +48,45 @@ inline Outcome run_profile(const std::string& arguments) {
   return outcome;
 }
 
-// One line on stderr, exit 2, mentioning every expected fragment.
-inline void expect_user_error(const std::string& arguments, std::initializer_list<const char*> fragments) {
-  const Outcome outcome = run_profile(arguments);
+// One line on stderr and nothing on stdout, exit 2, mentioning every expected fragment.
+inline void expect_user_error(const std::string& arguments, std::initializer_list<const char*> fragments,
+                              const std::string& env = "") {
+  const Outcome outcome = run_profile(arguments, env);
   EXPECT_EQ(outcome.exit_code, 2) << arguments << "\n" << outcome.stderr_text;
+  EXPECT_EQ(outcome.stdout_text, "") << arguments;
   EXPECT_EQ(std::count(outcome.stderr_text.begin(), outcome.stderr_text.end(), '\n'), 1) << outcome.stderr_text;
   for (const char* fragment : fragments)
     EXPECT_NE(outcome.stderr_text.find(fragment), std::string::npos) << fragment << " not in: " << outcome.stderr_text;
+}
+
+// "--m-list 1,2 --out /tmp/x" -> its words (the tests' arguments hold no quoted spaces).
+inline std::vector<std::string> words(const std::string& arguments) {
+  std::istringstream stream(arguments);
+  std::vector<std::string> split;
+  for (std::string word; stream >> word;) split.push_back(word);
+  return split;
+}
+
+// Starts `profile` itself (no shell in between: the pid is the one to signal), stdout and stderr into `output`.
+inline pid_t start_profile(const std::vector<std::string>& arguments, const std::string& output = "/dev/null") {
+  const std::string binary = profile_binary();
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  const int sink = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ::dup2(sink, STDOUT_FILENO);
+  ::dup2(sink, STDERR_FILENO);
+  std::vector<char*> argv = {const_cast<char*>(binary.c_str())};
+  for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
+  argv.push_back(nullptr);
+  ::execv(binary.c_str(), argv.data());
+  ::_exit(127);
+}
+
+// Waits for a started process; its exit code, or -signal when a signal ended it.
+inline int wait_for(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
 }
 
 }  // namespace shapescope::testing_support

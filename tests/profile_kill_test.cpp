@@ -1,9 +1,7 @@
 // `profile` on the CPU backend killed with SIGKILL at random moments and run
 // again until it finishes: the final CSV holds each M exactly once, every row
 // valid, beside its sidecar, with no temporary or lock file left behind.
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -18,29 +16,18 @@
 
 #include "profiler/profile_csv.hpp"
 #include "profiler/sidecar.hpp"
+#include "tests/profile_cli_support.hpp"
 
 namespace shapescope::profiler {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Starts `profile` with `arguments`, its output sent to /dev/null.
-pid_t start_profile(const std::vector<std::string>& arguments) {
-  const std::string binary = (fs::path(SHAPESCOPE_BIN_DIR) / "profile").string();
-  const pid_t pid = ::fork();
-  if (pid != 0) return pid;
-  const int null = ::open("/dev/null", O_WRONLY);
-  ::dup2(null, STDOUT_FILENO);
-  ::dup2(null, STDERR_FILENO);
-  std::vector<char*> argv = {const_cast<char*>(binary.c_str())};
-  for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
-  argv.push_back(nullptr);
-  ::execv(binary.c_str(), argv.data());
-  ::_exit(127);
-}
+using testing_support::start_profile;
+using testing_support::wait_for;
 
 TEST(ProfileKill, SigkillAtRandomMomentsThenResumeLeavesEachMOnceAndEveryRowValid) {
-  if (!fs::exists(fs::path(SHAPESCOPE_BIN_DIR) / "profile")) GTEST_SKIP() << "profile binary not built";
+  if (!testing_support::profile_binary_built()) GTEST_SKIP() << "profile binary not built";
   const fs::path out = fs::temp_directory_path() / ("shapescope_kill_" + std::to_string(::getpid()));
   fs::remove_all(out);
   std::string m_list;
@@ -63,14 +50,12 @@ TEST(ProfileKill, SigkillAtRandomMomentsThenResumeLeavesEachMOnceAndEveryRowVali
     const bool kill_it = kills < 10;
     if (kill_it) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(random)));
     if (kill_it) ::kill(pid, SIGKILL);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    if (WIFSIGNALED(status)) {
+    const int exit_code = wait_for(pid);
+    if (exit_code == -SIGKILL) {
       ++kills;
       continue;
     }
-    ASSERT_TRUE(WIFEXITED(status));
-    ASSERT_EQ(WEXITSTATUS(status), 0) << "a resumed run was refused or failed after " << kills << " kills";
+    ASSERT_EQ(exit_code, 0) << "a resumed run was refused or failed after " << kills << " kills";
     ++finished;
   }
   ASSERT_EQ(finished, 1) << "the sweep did not finish within the time bound";

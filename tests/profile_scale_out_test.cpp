@@ -19,6 +19,7 @@
 
 #include "common/csv.hpp"
 #include "common/file_lock.hpp"
+#include "tests/profile_cli_support.hpp"
 
 namespace {
 
@@ -33,7 +34,11 @@ std::string sweep(int samples = 3) {
 }
 const std::string kSweep = sweep();
 
-std::string profile_binary() { return (fs::path(SHAPESCOPE_BIN_DIR) / "profile").string(); }
+using shapescope::testing_support::expect_user_error;
+using shapescope::testing_support::profile_binary;
+using shapescope::testing_support::start_profile;
+using shapescope::testing_support::wait_for;
+using shapescope::testing_support::words;
 std::string analyze_binary() { return (fs::path(SHAPESCOPE_BIN_DIR) / "analyze").string(); }
 
 std::size_t occurrences(const std::string& text, const std::string& fragment) {
@@ -89,12 +94,6 @@ class ProfileScaleOut : public ::testing::Test {
     EXPECT_EQ(points.size(), 24u);
     return points;
   }
-  void expect_user_error(const std::string& arguments, const std::string& fragment, const std::string& env = "") {
-    const Outcome outcome = run("env " + env + " " + profile_binary() + " " + arguments);
-    EXPECT_EQ(outcome.exit_code, 2) << arguments << "\n" << outcome.output;
-    EXPECT_EQ(std::count(outcome.output.begin(), outcome.output.end(), '\n'), 1) << outcome.output;
-    EXPECT_NE(outcome.output.find(fragment), std::string::npos) << fragment << " not in: " << outcome.output;
-  }
   fs::path dir;
 };
 
@@ -120,12 +119,7 @@ TEST_F(ProfileScaleOut, KilledShardRerunCompletesTheSet) {
   ASSERT_EQ(run(profile_binary() + " " + kSweep + " --shard 0/2 --out " + out.string()).exit_code, 0);
   // Shard 1, slowed down so the kill lands mid-sweep, killed with SIGKILL.
 
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const std::string command = profile_binary() + " " + sweep(400) + " --shard 1/2 --out " + out.string() + " >/dev/null 2>&1";
-    ::execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), nullptr);
-    ::_exit(127);
-  }
+  const pid_t pid = start_profile(words(sweep(400) + " --shard 1/2 --out " + out.string()));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   // Killed once it has written at least one row, so the rerun has something to resume.
   const fs::path some_csv = out / "shard-1-of-2";
@@ -137,9 +131,7 @@ TEST_F(ProfileScaleOut, KilledShardRerunCompletesTheSet) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "shard 1 finished before the kill; slow it down further";
+  ASSERT_EQ(wait_for(pid), -SIGKILL) << "shard 1 finished before the kill; slow it down further";
   const Outcome partial = run(profile_binary() + " --merge " + out.string());
   EXPECT_EQ(partial.exit_code, 1) << partial.output;
   EXPECT_NE(partial.output.find("points missing"), std::string::npos) << partial.output;
@@ -173,13 +165,7 @@ TEST_F(ProfileScaleOut, CpuWorkersShareTheShardsAndARestartedWorkerResumes) {
   // A worker killed mid-shard: the supervisor starts it again and the sweep completes.
   const fs::path again = dir / "workers_killed";
   const std::string log = (dir / "killed.log").string();
-  const pid_t supervisor = ::fork();
-  if (supervisor == 0) {
-    const std::string command = profile_binary() + " " + sweep(200) + " --workers 2 --out " +
-                                again.string() + " >" + log + " 2>&1";
-    ::execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), nullptr);
-    ::_exit(127);
-  }
+  const pid_t supervisor = start_profile(words(sweep(200) + " --workers 2 --out " + again.string()), log);
   pid_t victim = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (victim == 0 && std::chrono::steady_clock::now() < deadline) {
@@ -196,11 +182,10 @@ TEST_F(ProfileScaleOut, CpuWorkersShareTheShardsAndARestartedWorkerResumes) {
   ASSERT_GT(victim, 0) << "no worker process seen";
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
   ::kill(victim, SIGKILL);
-  int status = 0;
-  ::waitpid(supervisor, &status, 0);
+  const int exit_code = wait_for(supervisor);
   std::ifstream log_file(log);
   const std::string text((std::istreambuf_iterator<char>(log_file)), {});
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << text;
+  ASSERT_EQ(exit_code, 0) << text;
   EXPECT_NE(text.find("died (signal 9); starting it again"), std::string::npos) << text;
   EXPECT_EQ(point_set(again), single);
 }
@@ -240,17 +225,17 @@ TEST_F(ProfileScaleOut, ABusyDeviceStopsOrWaits) {
 
 TEST_F(ProfileScaleOut, BadShardAndGpuSpecsAreOneLineAndExit2) {
   const std::string sweep = "--model qwen3_4b --backend cpu --out " + (dir / "bad").string();
-  expect_user_error(sweep + " --shard 2/2", "0 to N-1 = 1");
-  expect_user_error(sweep + " --shard 0/0", "give N from 1");
-  expect_user_error(sweep + " --shard 0/2", "disagrees with the launcher",
+  expect_user_error(sweep + " --shard 2/2", {"0 to N-1 = 1"});
+  expect_user_error(sweep + " --shard 0/0", {"give N from 1"});
+  expect_user_error(sweep + " --shard 0/2", {"disagrees with the launcher"},
                     "OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2");
-  expect_user_error(sweep + " --shard auto", "no launcher");
-  expect_user_error("--model qwen3_4b --gpus all --out " + (dir / "bad").string(), "--gpus all: no GPU here");
-  expect_user_error(sweep + " --workers 2 --shard 0/2", "--shard and --workers");
-  expect_user_error("--model qwen3_4b --backend cpu --workers 2", "--workers needs --out");
+  expect_user_error(sweep + " --shard auto", {"no launcher"});
+  expect_user_error("--model qwen3_4b --gpus all --out " + (dir / "bad").string(), {"--gpus all: no GPU here"});
+  expect_user_error(sweep + " --workers 2 --shard 0/2", {"--shard and --workers"});
+  expect_user_error("--model qwen3_4b --backend cpu --workers 2", {"--workers needs --out"});
   // Checked once before the workers start: one line, not one per worker.
-  expect_user_error("--model nope --backend cpu --workers 3 --out " + (dir / "bad").string(), "unknown model 'nope'");
-  expect_user_error("--merge " + (dir / "nothing").string(), "no shard folders");
+  expect_user_error("--model nope --backend cpu --workers 3 --out " + (dir / "bad").string(), {"unknown model 'nope'"});
+  expect_user_error("--merge " + (dir / "nothing").string(), {"no shard folders"});
   EXPECT_FALSE(fs::exists(dir / "bad" / "shard-0-of-2"));
 }
 

@@ -1,7 +1,6 @@
 // Ctrl-C and SIGTERM at any moment of `profile`: its handlers are installed
 // before setup does anything, and setup (the CPU's 3 s peak measurement
 // included) stops soon after the signal, exiting 130 instead of dying.
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,24 +15,14 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/profile_cli_support.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-pid_t start_profile(const std::vector<std::string>& arguments) {
-  const std::string binary = (fs::path(SHAPESCOPE_BIN_DIR) / "profile").string();
-  const pid_t pid = ::fork();
-  if (pid != 0) return pid;
-  const int null = ::open("/dev/null", O_WRONLY);
-  ::dup2(null, STDOUT_FILENO);
-  ::dup2(null, STDERR_FILENO);
-  std::vector<char*> argv = {const_cast<char*>(binary.c_str())};
-  for (const std::string& argument : arguments) argv.push_back(const_cast<char*>(argument.c_str()));
-  argv.push_back(nullptr);
-  ::execv(binary.c_str(), argv.data());
-  ::_exit(127);
-}
+using shapescope::testing_support::start_profile;
+using shapescope::testing_support::wait_for;
 
 // Whether `pid` has a handler for `signal` (the SigCgt mask of /proc/<pid>/status).
 bool catches(pid_t pid, int signal) {
@@ -49,7 +38,7 @@ bool catches(pid_t pid, int signal) {
 class ProfileSignals : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(fs::path(SHAPESCOPE_BIN_DIR) / "profile")) GTEST_SKIP() << "profile binary not built";
+    if (!shapescope::testing_support::profile_binary_built()) GTEST_SKIP() << "profile binary not built";
     out_ = fs::temp_directory_path() / ("shapescope_signals_" + std::to_string(::getpid()));
     fs::remove_all(out_);
   }
@@ -59,12 +48,6 @@ class ProfileSignals : public ::testing::Test {
   std::vector<std::string> arguments() const {
     return {"--model", "qwen3_4b", "--module", "o_proj", "--tp", "8", "--backend", "cpu", "--kernel", "cpu_bf16",
             "--m-list", "1,2", "--out", out_.string()};
-  }
-  // Waits for the child; returns its exit code, or -signal when a signal killed it.
-  static int wait_for(pid_t pid) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
   }
   fs::path out_;
 };

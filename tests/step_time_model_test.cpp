@@ -158,6 +158,10 @@ TEST(StepTimeModel, MixedSettingsAndMismatchedShapesAreRejected) {
   std::vector<Series> no_sidecar = toy_profiles();
   no_sidecar[0].tp = 0;
   EXPECT_NE(error_of(no_sidecar).find("no sidecar naming model, module and tp"), std::string::npos);
+  std::vector<Series> raw_shape = toy_profiles();  // profile --shape: no model, no module, tp 1
+  raw_shape[0].model = raw_shape[0].module = "";
+  raw_shape[0].tp = 1;
+  EXPECT_NE(error_of(raw_shape).find("a raw --shape profile names none"), std::string::npos);
   std::vector<Series> stray = toy_profiles();
   stray[0].module = "lm_head";
   EXPECT_NE(error_of(stray).find("module 'lm_head' is not a module of toy"), std::string::npos);

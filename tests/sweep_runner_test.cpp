@@ -15,6 +15,7 @@
 #include "common/csv.hpp"
 #include "common/file_lock.hpp"
 #include "common/interrupt.hpp"
+#include "common/shape_axes.hpp"
 #include "common/user_error.hpp"
 #include "fake_device.hpp"
 #include "common/kernel_counters.hpp"
@@ -372,6 +373,12 @@ TEST(ProfileFileName, CarriesShapeBatchAndKernel) {
   EXPECT_EQ(profile_file_name(problem, "k"), "deepseek_v3_attn_mqa_absorbed_tp8_N512_K128_k.csv");
   EXPECT_EQ(profile_file_name(problem, "k", kernels::TimingMode::graph),
             "deepseek_v3_attn_mqa_absorbed_tp8_N512_K128_k_graph.csv");
+}
+
+TEST(ProfileFileName, ARawShapeIsNamedByItsShapeAlone) {
+  EXPECT_EQ(profile_file_name(parse_shape("512,128,16"), "k"), "shape_N512_K128_B16_k.csv");
+  EXPECT_EQ(profile_file_name(parse_shape("7168,2304"), "k", kernels::TimingMode::graph),
+            "shape_N7168_K2304_k_graph.csv");
 }
 
 // profile --counters: after the sweep, one collection (and one traced run for the kernel names)

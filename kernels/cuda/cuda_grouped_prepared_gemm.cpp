@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/cuda_prepared_gemm.hpp"
 #include "kernels/cuda/device_operands.cuh"
 #include "kernels/grouped_reference.hpp"
 
@@ -24,15 +25,12 @@ CheckResult CudaGroupedPreparedGemm::check() {
     return {};
   }
   if (!output_) throw std::logic_error("CudaGroupedPreparedGemm::check before set_output");
-  const cudaStream_t stream = device_.stream();
-  poison_bf16(output_, storage_.layout_rows() * shape_.n, stream);
-  run();
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  const std::vector<GroupedOutputIndex> sampled = sample_grouped_output(shape_, kGroupedCheckSampleElements);
+  const std::vector<GroupedOutputIndex> sampled = sample_grouped_output(shape_, kCheckSampleElements);
   std::vector<OutputIndex> physical;
   physical.reserve(sampled.size());
   for (const GroupedOutputIndex& index : sampled) physical.push_back({0, layout_row(storage_, index), index.col});
-  const std::vector<uint16_t> outputs = gather_bf16(output_, OutputStrides{0, shape_.n, 1}, physical, stream);
+  const std::vector<uint16_t> outputs = run_on_poisoned_output(
+      *this, device_.stream(), output_, storage_.layout_rows() * shape_.n, OutputStrides{0, shape_.n, 1}, physical);
   return compare_grouped_with_reference(format_, shape_, seed_a_, seed_b_, sampled, outputs);
 }
 

@@ -12,9 +12,6 @@
 
 namespace shapescope::kernels::cuda {
 
-// Sampled outputs per check, spread over the groups with rows.
-constexpr int64_t kGroupedCheckSampleElements = 2048;
-
 class CudaGroupedPreparedGemm : public GroupedPreparedGemm {
  public:
   CheckResult check() override;

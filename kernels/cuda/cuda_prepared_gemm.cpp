@@ -16,14 +16,19 @@ void CudaPreparedGemm::set_output(uint16_t* output, int64_t count, const OutputS
   output_layout_ = layout;
 }
 
+std::vector<uint16_t> run_on_poisoned_output(PreparedGemm& gemm, cudaStream_t stream, uint16_t* output, int64_t count,
+                                             const OutputStrides& layout, const std::vector<OutputIndex>& indices) {
+  poison_bf16(output, count, stream);
+  gemm.run();
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  return gather_bf16(output, layout, indices, stream);
+}
+
 CheckResult CudaPreparedGemm::check() {
   if (!output_) throw std::logic_error("CudaPreparedGemm::check before set_output");
-  const cudaStream_t stream = device_.stream();
-  poison_bf16(output_, output_count_, stream);
-  run();
-  CUDA_CHECK(cudaStreamSynchronize(stream));
   const std::vector<OutputIndex> indices = sample_output(problem_.shape, kCheckSampleElements);
-  const std::vector<uint16_t> outputs = gather_bf16(output_, output_layout_, indices, stream);
+  const std::vector<uint16_t> outputs =
+      run_on_poisoned_output(*this, device_.stream(), output_, output_count_, output_layout_, indices);
   return compare_with_reference(problem_, indices, outputs);
 }
 

@@ -6,14 +6,22 @@
 
 #include <cuda_runtime.h>
 
+#include <vector>
+
 #include "kernels/cuda/cuda_device.hpp"
 #include "kernels/cuda/device_operands.cuh"
 #include "kernels/reference_gemm.hpp"
 
 namespace shapescope::kernels::cuda {
 
-// Sampled outputs per check: enough to catch a wrong tile or K block, cheap in float64.
+// Sampled outputs per check (dense, and spread over the groups of a grouped GEMM): enough to catch a
+// wrong tile or K block, cheap in float64.
 constexpr int64_t kCheckSampleElements = 2048;
+
+// A check's run, dense or grouped: the bf16 output (`count` elements) poisoned, `gemm` run once on `stream`,
+// then the elements at `indices` of `layout` read back.
+std::vector<uint16_t> run_on_poisoned_output(PreparedGemm& gemm, cudaStream_t stream, uint16_t* output, int64_t count,
+                                             const OutputStrides& layout, const std::vector<OutputIndex>& indices);
 
 class CudaPreparedGemm : public PreparedGemm {
  public:

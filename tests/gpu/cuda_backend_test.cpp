@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/model_catalog.hpp"
+#include "common/shape_axes.hpp"
 #include "kernels/cuda/cublaslt_entries.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_device.hpp"
@@ -30,12 +31,8 @@ struct WeightCase {
 // weight scales).
 std::vector<WeightCase> deepseek_tp8() {
   std::vector<WeightCase> shapes;
-  for (const GemmProblem& problem : ModelCatalog::load_default().problems("deepseek_v3", "all", 8)) {
-    const bool seen = std::any_of(shapes.begin(), shapes.end(), [&](const WeightCase& w) {
-      return w.n == problem.n && w.k == problem.k;
-    });
-    if (problem.batch_count == 1 && !seen) shapes.push_back({problem.n, problem.k});
-  }
+  for (const GemmProblem& problem : distinct_shapes(ModelCatalog::load_default().problems("deepseek_v3", "all", 8)))
+    if (problem.batch_count == 1) shapes.push_back({problem.n, problem.k});
   return shapes;
 }
 const int64_t kMs[] = {1, 3, 4, 64, 127, 129, 1024};

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/cuda/cuda_grouped_prepared_gemm.hpp"
+#include "kernels/cuda/cuda_prepared_gemm.hpp"
 #include "kernels/grouped_gemm.hpp"
 #include "kernels/grouped_reference.hpp"
 #include "kernels/kernel.hpp"
@@ -93,7 +94,7 @@ void check_kernel(const std::string& kernel_name, Device& device, Tally& tally) 
         const auto gemm = session->prepare(shape, ++seed);
         const CheckResult result = gemm->check();
         EXPECT_EQ(result.unwritten, 0);
-        const auto sampled = sample_grouped_output(shape, cuda::kGroupedCheckSampleElements);
+        const auto sampled = sample_grouped_output(shape, cuda::kCheckSampleElements);
         EXPECT_EQ(result.elements_checked, int64_t(sampled.size()));
         EXPECT_LE(result.rel_err, kExpectedError);
         EXPECT_TRUE(result.passed(kThreshold));

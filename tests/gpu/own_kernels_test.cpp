@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/model_catalog.hpp"
+#include "common/shape_axes.hpp"
 #include "common/user_error.hpp"
 #include "kernels/cuda/fp8_blockscale.hpp"
 #include "kernels/kernel.hpp"
@@ -30,24 +31,29 @@ struct WeightCase {
   int64_t n, k, batch_count;
 };
 
-// DeepSeek-V3's large TP1 GEMMs: deep K (144 blocks), wide N (288 tiles), 264 MB of weights.
-std::vector<WeightCase> deepseek_tp1_large_shapes() {
-  return {{"dsv3.tp1", 7168, 18432, 1}, {"dsv3.tp1", 24576, 1536, 1}, {"dsv3.tp1", 36864, 7168, 1}};
+// Each (N, K) of batch 1 once, from the shipped catalog found as profile finds it (so a carried binary
+// works): the one declaration of these shape lists.
+std::vector<WeightCase> catalog_shapes(const std::vector<std::string>& models, const std::string& module, int tp) {
+  const ModelCatalog catalog = ModelCatalog::load_default();
+  std::vector<GemmProblem> problems;
+  for (const std::string& model : models) {
+    const std::vector<GemmProblem> layers = catalog.problems(model, module, tp);
+    problems.insert(problems.end(), layers.begin(), layers.end());
+  }
+  std::vector<WeightCase> shapes;
+  for (const GemmProblem& problem : distinct_shapes(problems))
+    if (problem.batch_count == 1) shapes.push_back({problem.model + "." + problem.module, problem.n, problem.k, 1});
+  return shapes;
+}
+std::vector<WeightCase> catalog_tp8_shapes(const std::vector<std::string>& models) {
+  return catalog_shapes(models, "all", 8);
 }
 
-// A model's TP8 GEMMs (batch 1, each N x K once) from the shipped catalog, found as profile finds it,
-// so a carried binary works: the one declaration of these shape lists.
-std::vector<WeightCase> catalog_tp8_shapes(const std::vector<std::string>& models) {
-  const ModelCatalog catalog = ModelCatalog::load_default();
+// DeepSeek-V3's large TP1 GEMMs: deep K (144 blocks), wide N (288 tiles), 264 MB of weights.
+std::vector<WeightCase> deepseek_tp1_large_shapes() {
   std::vector<WeightCase> shapes;
-  for (const std::string& model : models) {
-    for (const GemmProblem& problem : catalog.problems(model, "all", 8)) {
-      const bool seen = std::any_of(shapes.begin(), shapes.end(), [&](const WeightCase& w) {
-        return w.n == problem.n && w.k == problem.k;
-      });
-      if (problem.batch_count == 1 && !seen) shapes.push_back({model + "." + problem.module, problem.n, problem.k, 1});
-    }
-  }
+  for (const char* module : {"down_proj", "q_b_proj", "gate_up_proj"})
+    for (const WeightCase& shape : catalog_shapes({"deepseek_v3"}, module, 1)) shapes.push_back(shape);
   return shapes;
 }
 
