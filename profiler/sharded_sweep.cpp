@@ -13,15 +13,16 @@ namespace shapescope::profiler {
 
 namespace {
 
-ShardManifest manifest_for(const SweepPlan& plan, const std::vector<SweepPoint>& points, int index, int count) {
+ShardManifest manifest_for(const SweepPlan& plan, const std::vector<SweepPoint>& points, int index,
+                           const std::vector<double>& shares) {
   ShardManifest manifest;
   manifest.index = index;
-  manifest.count = count;
+  manifest.count = int(shares.size());
   for (const GemmProblem& problem : plan.problems)
     for (const std::string& kernel : plan.kernels)
       manifest.plan_files.push_back(profile_file_name(problem, kernel, plan.measure.timing));
   manifest.plan_m_values = plan.m_values;
-  manifest.points = shard_m_values(points, count, index);
+  manifest.points = shard_m_values(points, shares, index);
   return manifest;
 }
 
@@ -34,15 +35,16 @@ std::vector<SweepPoint> sweep_points(const SweepPlan& plan, const kernels::Devic
       const std::string& dtype = kernels::find_kernel(kernel).dtype;
       const CostRates rates = cost_rates(device.name, dtype);
       const std::string file = profile_file_name(problem, kernel, plan.measure.timing);
-      for (int64_t m : plan.m_values) points.push_back({file, m, point_cost_seconds(problem, dtype, m, rates)});
+      for (int64_t m : plan.m_values) points.push_back({file, m, point_cost_seconds(problem, dtype, m, rates, plan.measure)});
     }
   }
   return points;
 }
 
-void narrow_to_shard(SweepPlan& plan, const kernels::DeviceInfo& device, int index, int count) {
+void narrow_to_shard(SweepPlan& plan, const kernels::DeviceInfo& device, int index, const std::vector<double>& shares) {
+  const int count = int(shares.size());
   const std::filesystem::path folder = plan.out_dir / shard_folder_name(index, count);
-  ShardManifest manifest = manifest_for(plan, sweep_points(plan, device), index, count);
+  ShardManifest manifest = manifest_for(plan, sweep_points(plan, device), index, shares);
   if (const std::optional<ShardManifest> other = first_manifest(plan.out_dir)) {
     if (other->count != count || other->plan_files != manifest.plan_files ||
         other->plan_m_values != manifest.plan_m_values) {
@@ -111,6 +113,7 @@ MergeResult merge_shards(const std::filesystem::path& folder) {
     write_file_atomically(sidecar_path(out_csv), json_text(*merged_sidecar, 2));  // never a CSV without its sidecar
     write_profile_csv(out_csv, rows);
     result.written.push_back(out_csv);
+    result.files.push_back(summarize_profile(out_csv, rows));
   }
   return result;
 }
