@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "common/csv.hpp"
 #include "common/file_lock.hpp"
@@ -86,6 +87,26 @@ std::vector<std::string> table_row(const std::string& output, const std::string&
     return row;
   }
   return {};
+}
+
+// The events-mode timing floor recorded in the sidecars of every shard worker `slot` measured points in,
+// as its log names them.
+std::set<std::string> events_floors_of_worker(const fs::path& out, int slot) {
+  std::set<std::string> floors;
+  std::ifstream log(out / ("worker-" + std::to_string(slot) + ".log"));
+  for (std::string line; std::getline(log, line);) {
+    const nlohmann::json event = nlohmann::json::parse(line);
+    if (event["event"] != "shard" || event["points"].get<int>() == 0) continue;
+    const fs::path shard = out / ("shard-" + std::to_string(event["shard"].get<int>()) + "-of-" +
+                                  std::to_string(shapescope::profiler::work_queue_shares(2).size()));
+    for (const auto& entry : fs::directory_iterator(shard)) {
+      if (entry.path().extension() != ".json" || entry.path().filename() == "shard.json") continue;
+      std::ifstream sidecar(entry.path());
+      const nlohmann::json json = nlohmann::json::parse(sidecar);
+      floors.insert(json["measurement"]["timing_floors"]["events"]["empty_kernel_us"].dump());
+    }
+  }
+  return floors;
 }
 
 class ProfileScaleOut : public ::testing::Test {
@@ -189,6 +210,11 @@ TEST_F(ProfileScaleOut, CpuWorkersShareTheShardsAndARestartedWorkerResumes) {
   ASSERT_EQ(second.size(), 8u) << workers.output;
   EXPECT_EQ(std::stoi(first[1]) + std::stoi(second[1]), 24) << workers.output;
   EXPECT_NE(workers.output.find("s: request check "), std::string::npos) << workers.output;
+  // Each worker measured its baseline once: every shard it measured records the same timing floor.
+  for (int slot : {0, 1}) {
+    const std::set<std::string> floors = events_floors_of_worker(out, slot);
+    EXPECT_EQ(floors.size(), 1u) << "worker " << slot << ": " << floors.size() << " distinct floors";
+  }
   const PointSet single = single_process_points();
   EXPECT_EQ(point_set(out), single);
   // analyze reads the folder of shards as one profile: two series of 12 points.
