@@ -1,7 +1,8 @@
 #!/bin/bash
 # The scale-out device run (two or more GPUs), from a carried build folder (it builds nothing):
 # the cudagraph-preset DeepSeek-V3 TP8 sweep of every CUDA kernel on one GPU, then with --gpus all;
-# checks that both hold the same (file, M) points, prints both wall times and the speedup, each GPU's
+# checks that both hold the same (file, M) points, prints both wall times and the speedup, the shards each
+# GPU took from the work queue with the per-worker table (start-up, busy, idle at the end), each GPU's
 # copy bandwidth (kernel_bench), peak, clock and UUID (the shards' sidecars), and an analyze --compare
 # of GPU 0 against GPU 1 on one identical sweep measured on each at the same time.
 #   bench/scale_out_device_run.sh BUILD_DIR        (outputs in $OUT)
@@ -46,7 +47,10 @@ start=$(now)
 timeout -s INT 150 "$profile" $sweep --gpus all --out "$out/all_gpus" > "$out/all_gpus.txt" 2>&1
 all_rc=$?
 all_s=$(since "$start")
-echo "rc=$all_rc wall ${all_s} s"; grep -E "worker|merge|died" "$out/all_gpus.txt" | tail -12
+echo "rc=$all_rc wall ${all_s} s"; grep -E "worker process|died|^merge:" "$out/all_gpus.txt" | tail -6
+# Where the time went: the shards each GPU measured, then the per-worker table and the run's phases.
+grep -E "measured shard" "$out/all_gpus.txt" | tail -80
+sed -n '/^worker  /,/^wall /p' "$out/all_gpus.txt"
 
 points() {  # "file M" of every row of the CSVs at the top of $1
   for csv in "$1"/*.csv; do awk -F, -v f="$(basename "$csv")" 'NR > 1 { print f, $1 }' "$csv"; done | sort

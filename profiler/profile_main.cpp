@@ -127,7 +127,7 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
   app.add_option("--device-busy", scale_out.device_busy, "wait | stop when another sweep measures the GPU")
       ->capture_default_str();
   app.add_option("--worker-slot", scale_out.worker_slot)->group("");  // set by --gpus/--workers for their workers
-  app.add_option("--worker-shards", scale_out.worker_shards)->group("");
+  app.add_option("--worker-count", scale_out.worker_count)->group("");
 
   try {
     app.parse(argc, argv);

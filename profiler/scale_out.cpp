@@ -9,6 +9,7 @@
 #include "common/atomic_file.hpp"
 #include "common/interrupt.hpp"
 #include "common/user_error.hpp"
+#include "profiler/shard_plan.hpp"
 #include "profiler/shard_spec.hpp"
 #include "profiler/sharded_sweep.hpp"
 #include "profiler/summary_table.hpp"
@@ -22,9 +23,10 @@ constexpr int kExitInterrupted = 130;
 constexpr int kExitIncomplete = 1;
 constexpr int kMaxCpuWorkers = 256;
 
-// Prints what a folder of shards holds after merging; 0 when every planned point is in it.
+// Prints what a folder of shards holds after merging, file by file; 0 when every planned point is in it.
 int merge_and_report(const std::filesystem::path& folder) {
   const MergeResult merged = merge_shards(folder);
+  if (!merged.files.empty()) fmt::print("{}", file_table(merged.files));
   fmt::print("merge: {} file(s) written to {}; {}\n", merged.written.size(), folder.string(),
              merged.shards.missing_summary());
   return merged.shards.missing_points() == 0 ? 0 : kExitIncomplete;
@@ -71,13 +73,20 @@ int run_supervisor(const ScaleOutRequest& scale_out, const ProfileRequest& reque
       slots.push_back({"", fmt::format("CPU worker {}", worker)});
   }
   ensure_writable_directory(request.out);
+  const double start = monotonic_seconds();
   // Every worker would refuse a bad request alike: one checks it first, so the error is said once.
   if (const int checked = check_request_in_worker(argv, slots.front()); checked != 0) return checked;
-  const int shards = kShardsPerWorker * int(slots.size());
-  fmt::print(stderr, "profile: {} worker process(es), {} shards -> {}\n", slots.size(), shards, request.out);
-  const int code = supervise_workers(argv, slots, shards);
-  if (code != 0) return code;
-  return merge_and_report(request.out);
+  const double checked = monotonic_seconds();
+  fmt::print(stderr, "profile: {} worker process(es), a queue of {} shards -> {}\n", slots.size(),
+             work_queue_shares(int(slots.size())).size(), request.out);
+  const PoolRun run = supervise_workers(argv, slots, request.out);
+  const double measured = monotonic_seconds();
+  const int code = run.exit_code != 0 ? run.exit_code : merge_and_report(request.out);
+  // Where the time went: one row per worker, then the run's phases.
+  fmt::print("{}", worker_table(run.workers));
+  fmt::print("wall {:.1f} s: request check {:.1f} s, workers {:.1f} s, merge {:.1f} s\n", monotonic_seconds() - start,
+             checked - start, measured - checked, run.exit_code != 0 ? 0.0 : monotonic_seconds() - measured);
+  return code;
 }
 
 // Shards cut a dense sweep's (kernel, shape, M) points; grouped sweeps are not cut yet.
@@ -88,18 +97,18 @@ void refuse_grouped(const SweepSetup& setup) {
 }
 
 int run_worker(const ScaleOutRequest& scale_out, const ProfileRequest& request) {
-  if (scale_out.worker_shards < 0) throw UserError("--worker-shards: give 0 (check the request only) or more");
+  if (scale_out.worker_count < 0) throw UserError("--worker-count: give 0 (check the request only) or more");
   SweepSetup setup = prepare_sweep(request);
   refuse_grouped(setup);
   if (interrupt_requested()) return kExitInterrupted;
-  if (scale_out.worker_shards == 0) return 0;  // check_request_in_worker: the request is sound
+  if (scale_out.worker_count == 0) return 0;  // check_request_in_worker: the request is sound
   const kernels::DeviceInfo info = setup.device->info();
   const bool gpu = setup.device->kind() == kernels::BackendKind::cuda;
   const std::string key = gpu ? info.uuid : fmt::format("cpu-worker-{}", scale_out.worker_slot);
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   const std::string description =
       gpu ? fmt::format("GPU {} ({})", visible ? visible : "0", info.uuid) : fmt::format("CPU worker {}", scale_out.worker_slot);
-  return work_on_shards(*setup.device, setup.plan, scale_out.worker_shards, key, description,
+  return work_on_shards(*setup.device, setup.plan, scale_out.worker_count, scale_out.worker_slot, key, description,
                         parse_busy_policy(scale_out.device_busy));
 }
 
@@ -110,7 +119,7 @@ int run_shard(const ScaleOutRequest& scale_out, const ProfileRequest& request) {
   refuse_grouped(setup);
   if (interrupt_requested()) return kExitInterrupted;
   const std::filesystem::path out = setup.plan.out_dir;
-  narrow_to_shard(setup.plan, setup.device->info(), spec.index, spec.count);
+  narrow_to_shard(setup.plan, setup.device->info(), spec.index, even_shares(spec.count));
   const std::optional<FileLock> device_lock = hold_sweep_device(*setup.device, busy);
   if (interrupt_requested()) return kExitInterrupted;
   int64_t points = 0;

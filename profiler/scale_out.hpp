@@ -19,7 +19,7 @@ struct ScaleOutRequest {
   int workers = 0;            // CPU worker processes (--backend cpu)
   std::string device_busy = "wait";
   int worker_slot = -1;       // >= 0: this process is a worker started by --gpus/--workers
-  int worker_shards = 0;
+  int worker_count = 0;       // the workers sharing the queue; 0: only check the request
 };
 
 // Runs the scale-out mode `scale_out` asks for and returns its exit code; nullopt for a plain sweep.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include <queue>
 #include <stdexcept>
 
 #include "common/device_peaks.hpp"
@@ -15,10 +14,9 @@ namespace {
 // memory bandwidth, so a point's cost still grows with both its FLOPs and its bytes.
 constexpr double kFallbackTflops = 0.05;
 constexpr double kFallbackTbPerS = 0.02;
-// Fixed seconds per point and the runs it takes (warm-up + samples), relative units for balancing:
-// small-M points cost the fixed part, large-M points their FLOPs and bytes.
-constexpr double kPointFixedSeconds = 0.02;
-constexpr double kRunsPerPoint = 20;
+// Per-point seconds outside the timed runs: the session-4 H200 sweep (4140 points, cudagraph preset) spent
+// 82.6 s of which 2.8 s in timed kernels, 19 ms per point.
+constexpr double kPointOverheadSeconds = 0.02;
 
 // Bytes per element of A and B for the kernel's dtype (the output is bf16).
 std::pair<double, double> operand_bytes(const std::string& dtype) {
@@ -38,41 +36,60 @@ CostRates cost_rates(const std::string& device_name, const std::string& dtype) {
   return rates;
 }
 
-double point_cost_seconds(const GemmProblem& problem, const std::string& dtype, int64_t m, const CostRates& rates) {
+double point_cost_seconds(const GemmProblem& problem, const std::string& dtype, int64_t m, const CostRates& rates,
+                          const MeasureOptions& sampling) {
   const double batch = double(std::max<int64_t>(1, problem.batch_count));
   const double mm = double(m), n = double(problem.n), k = double(problem.k);
   const double flops = 2 * mm * n * k * batch;
   const auto [a_bytes, b_bytes] = operand_bytes(dtype);
   const double bytes = batch * (mm * k * a_bytes + n * k * b_bytes + mm * n * 2);
   const double run_seconds = std::max(flops / (rates.peak_tflops * 1e12), bytes / (rates.bandwidth_tb_per_s * 1e12));
-  return kPointFixedSeconds + kRunsPerPoint * run_seconds;
+  const double runs = std::max(0, sampling.warmup_runs) + std::max(1, sampling.min_samples);
+  return kPointOverheadSeconds + runs * run_seconds;
 }
 
-std::vector<int> assign_shards(const std::vector<SweepPoint>& points, int shards) {
-  if (shards < 1) throw std::invalid_argument("assign_shards: shards must be at least 1");
-  std::vector<std::size_t> order(points.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const SweepPoint &x = points[a], &y = points[b];
-    if (x.cost != y.cost) return x.cost > y.cost;
-    if (x.file != y.file) return x.file < y.file;
-    return x.m < y.m;
-  });
-  using Load = std::pair<double, int>;  // (predicted seconds, shard): the least loaded, then the lowest index
-  std::priority_queue<Load, std::vector<Load>, std::greater<>> loads;
-  for (int shard = 0; shard < shards; ++shard) loads.push({0.0, shard});
-  std::vector<int> shard_of(points.size(), 0);
-  for (std::size_t index : order) {
-    auto [load, shard] = loads.top();
-    loads.pop();
-    shard_of[index] = shard;
-    loads.push({load + points[index].cost, shard});
+std::vector<double> even_shares(int shards) {
+  if (shards < 1) throw std::invalid_argument("even_shares: shards must be at least 1");
+  return std::vector<double>(std::size_t(shards), 1.0 / shards);
+}
+
+std::vector<double> work_queue_shares(int workers) {
+  if (workers < 1) throw std::invalid_argument("work_queue_shares: workers must be at least 1");
+  const double floor = 1.0 / (kQueueTailPerWorker * workers);
+  std::vector<double> shares;
+  double left = 1;
+  while (left > 1e-9) {  // not a rounding remnant
+    const double share = std::min(left, std::max(left / (2 * workers), floor));
+    shares.push_back(share);
+    left -= share;
+  }
+  return shares;
+}
+
+std::vector<int> cut_shards(const std::vector<SweepPoint>& points, const std::vector<double>& shares) {
+  if (shares.empty()) throw std::invalid_argument("cut_shards: no shares");
+  double total = 0;
+  for (const SweepPoint& point : points) total += point.cost;
+  const double share_sum = std::accumulate(shares.begin(), shares.end(), 0.0);
+  std::vector<double> ends;  // where each shard's share ends in the running total
+  double end = 0;
+  for (double share : shares) ends.push_back((end += share) / share_sum * total);
+  std::vector<int> shard_of;
+  shard_of.reserve(points.size());
+  double running = 0;
+  std::size_t shard = 0;
+  for (const SweepPoint& point : points) {
+    const double midpoint = running + point.cost / 2;
+    while (shard + 1 < ends.size() && midpoint >= ends[shard]) ++shard;
+    shard_of.push_back(int(shard));
+    running += point.cost;
   }
   return shard_of;
 }
 
-std::map<std::string, std::vector<int64_t>> shard_m_values(const std::vector<SweepPoint>& points, int shards, int index) {
-  const std::vector<int> shard_of = assign_shards(points, shards);
+std::map<std::string, std::vector<int64_t>> shard_m_values(const std::vector<SweepPoint>& points,
+                                                           const std::vector<double>& shares, int index) {
+  const std::vector<int> shard_of = cut_shards(points, shares);
   std::map<std::string, std::vector<int64_t>> selected;
   for (std::size_t i = 0; i < points.size(); ++i)
     if (shard_of[i] == index) selected[points[i].file].push_back(points[i].m);

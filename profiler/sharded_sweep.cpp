@@ -1,5 +1,10 @@
 #include "profiler/sharded_sweep.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "common/atomic_file.hpp"
@@ -13,15 +18,52 @@ namespace shapescope::profiler {
 
 namespace {
 
-ShardManifest manifest_for(const SweepPlan& plan, const std::vector<SweepPoint>& points, int index, int count) {
+// Files merged at once by `profile --merge`.
+constexpr std::size_t kMergeThreads = 8;
+
+// One file of a folder of shards, merged at the top of `folder`: the shards' rows together, the sidecar of the
+// first shard holding it with a `shards` list. Returns its summary.
+FileSummary merge_file(const std::filesystem::path& folder, const std::string& file,
+                       const std::vector<std::filesystem::path>& csvs) {
+  std::vector<ProfileRow> rows;
+  std::optional<nlohmann::json> merged_sidecar;
+  nlohmann::json shards = nlohmann::json::array();
+  for (const std::filesystem::path& csv : csvs) {
+    rows = merge_rows(std::move(rows), read_profile_csv(csv));
+    const std::optional<nlohmann::json> sidecar = read_sidecar(csv);
+    if (!sidecar) throw UserError(fmt::format("{}: no sidecar beside it; re-run its shard", csv.string()));
+    const nlohmann::json fingerprint = sidecar->value("measurement_fingerprint", nlohmann::json());
+    if (!merged_sidecar) {
+      merged_sidecar = sidecar;
+    } else if ((*merged_sidecar).value("measurement_fingerprint", nlohmann::json()) != fingerprint) {
+      throw UserError(fmt::format("{}: {} and {} measured it differently (measurement fingerprints differ); "
+                                  "re-run one shard with the other's options",
+                                  file, csvs.front().parent_path().filename().string(),
+                                  csv.parent_path().filename().string()));
+    }
+    shards.push_back({{"folder", csv.parent_path().filename().string()},
+                      {"device", sidecar->value("device", nlohmann::json())},
+                      {"clock_at_start", sidecar->value("clock_at_start", nlohmann::json())},
+                      {"peak", sidecar->value("peak", nlohmann::json())},
+                      {"sweep", sidecar->value("sweep", nlohmann::json())}});
+  }
+  (*merged_sidecar)["shards"] = shards;
+  const std::filesystem::path out_csv = folder / file;
+  write_file_atomically(sidecar_path(out_csv), json_text(*merged_sidecar, 2));  // never a CSV without its sidecar
+  write_profile_csv(out_csv, rows);
+  return summarize_profile(out_csv, rows);
+}
+
+ShardManifest manifest_for(const SweepPlan& plan, const std::vector<SweepPoint>& points, int index,
+                           const std::vector<double>& shares) {
   ShardManifest manifest;
   manifest.index = index;
-  manifest.count = count;
+  manifest.count = int(shares.size());
   for (const GemmProblem& problem : plan.problems)
     for (const std::string& kernel : plan.kernels)
       manifest.plan_files.push_back(profile_file_name(problem, kernel, plan.measure.timing));
   manifest.plan_m_values = plan.m_values;
-  manifest.points = shard_m_values(points, count, index);
+  manifest.points = shard_m_values(points, shares, index);
   return manifest;
 }
 
@@ -34,15 +76,16 @@ std::vector<SweepPoint> sweep_points(const SweepPlan& plan, const kernels::Devic
       const std::string& dtype = kernels::find_kernel(kernel).dtype;
       const CostRates rates = cost_rates(device.name, dtype);
       const std::string file = profile_file_name(problem, kernel, plan.measure.timing);
-      for (int64_t m : plan.m_values) points.push_back({file, m, point_cost_seconds(problem, dtype, m, rates)});
+      for (int64_t m : plan.m_values) points.push_back({file, m, point_cost_seconds(problem, dtype, m, rates, plan.measure)});
     }
   }
   return points;
 }
 
-void narrow_to_shard(SweepPlan& plan, const kernels::DeviceInfo& device, int index, int count) {
+void narrow_to_shard(SweepPlan& plan, const kernels::DeviceInfo& device, int index, const std::vector<double>& shares) {
+  const int count = int(shares.size());
   const std::filesystem::path folder = plan.out_dir / shard_folder_name(index, count);
-  ShardManifest manifest = manifest_for(plan, sweep_points(plan, device), index, count);
+  ShardManifest manifest = manifest_for(plan, sweep_points(plan, device), index, shares);
   if (const std::optional<ShardManifest> other = first_manifest(plan.out_dir)) {
     if (other->count != count || other->plan_files != manifest.plan_files ||
         other->plan_m_values != manifest.plan_m_values) {
@@ -83,34 +126,28 @@ void mark_shard_complete(const SweepPlan& narrowed) {
 MergeResult merge_shards(const std::filesystem::path& folder) {
   MergeResult result;
   result.shards = read_sharded_profile(folder);
-  for (const auto& [file, csvs] : result.shards.csvs) {
-    std::vector<ProfileRow> rows;
-    std::optional<nlohmann::json> merged_sidecar;
-    nlohmann::json shards = nlohmann::json::array();
-    for (const std::filesystem::path& csv : csvs) {
-      rows = merge_rows(std::move(rows), read_profile_csv(csv));
-      const std::optional<nlohmann::json> sidecar = read_sidecar(csv);
-      if (!sidecar) throw UserError(fmt::format("{}: no sidecar beside it; re-run its shard", csv.string()));
-      const nlohmann::json fingerprint = sidecar->value("measurement_fingerprint", nlohmann::json());
-      if (!merged_sidecar) {
-        merged_sidecar = sidecar;
-      } else if ((*merged_sidecar).value("measurement_fingerprint", nlohmann::json()) != fingerprint) {
-        throw UserError(fmt::format("{}: {} and {} measured it differently (measurement fingerprints differ); "
-                                    "re-run one shard with the other's options",
-                                    file, csvs.front().parent_path().filename().string(),
-                                    csv.parent_path().filename().string()));
+  const std::vector<std::pair<std::string, std::vector<std::filesystem::path>>> files(result.shards.csvs.begin(),
+                                                                                      result.shards.csvs.end());
+  // Files side by side: each one's two atomic writes wait on fsync, not on the CPU.
+  std::vector<std::optional<FileSummary>> merged(files.size());
+  std::vector<std::exception_ptr> errors(files.size());
+  std::atomic<std::size_t> next{0};
+  auto merge_some = [&] {
+    for (std::size_t i = next++; i < files.size(); i = next++) {
+      try {
+        merged[i] = merge_file(folder, files[i].first, files[i].second);
+      } catch (...) {
+        errors[i] = std::current_exception();
       }
-      shards.push_back({{"folder", csv.parent_path().filename().string()},
-                        {"device", sidecar->value("device", nlohmann::json())},
-                        {"clock_at_start", sidecar->value("clock_at_start", nlohmann::json())},
-                        {"peak", sidecar->value("peak", nlohmann::json())},
-                        {"sweep", sidecar->value("sweep", nlohmann::json())}});
     }
-    (*merged_sidecar)["shards"] = shards;
-    const std::filesystem::path out_csv = folder / file;
-    write_file_atomically(sidecar_path(out_csv), json_text(*merged_sidecar, 2));  // never a CSV without its sidecar
-    write_profile_csv(out_csv, rows);
-    result.written.push_back(out_csv);
+  };
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < std::min(files.size(), kMergeThreads); ++t) threads.emplace_back(merge_some);
+  for (std::thread& thread : threads) thread.join();
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (errors[i]) std::rethrow_exception(errors[i]);  // the first file in name order that failed
+    result.written.push_back(merged[i]->csv);
+    result.files.push_back(*merged[i]);
   }
   return result;
 }

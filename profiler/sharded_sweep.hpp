@@ -17,10 +17,10 @@ namespace shapescope::profiler {
 // Every (file, M) point of `plan`, with its predicted cost on `device`.
 std::vector<SweepPoint> sweep_points(const SweepPlan& plan, const kernels::DeviceInfo& device);
 
-// Narrows `plan` (out_dir: the sweep's --out) to shard `index` of `count`: out_dir becomes the shard's
-// subfolder, created, with its manifest written. Throws UserError when that folder's manifest was cut
+// Narrows `plan` (out_dir: the sweep's --out) to shard `index` of the cut by `shares` (shard_plan.hpp:
+// even_shares or work_queue_shares): out_dir becomes the shard's subfolder, created, with its manifest written. Throws UserError when that folder's manifest was cut
 // from another plan, or its files may not be resumed (resume.hpp).
-void narrow_to_shard(SweepPlan& plan, const kernels::DeviceInfo& device, int index, int count);
+void narrow_to_shard(SweepPlan& plan, const kernels::DeviceInfo& device, int index, const std::vector<double>& shares);
 // True when the shard's manifest says every point was measured.
 bool shard_complete(const std::filesystem::path& out, int index, int count);
 // After a run of a narrowed plan that was not interrupted.
@@ -29,6 +29,7 @@ void mark_shard_complete(const SweepPlan& narrowed);
 struct MergeResult {
   ShardedProfile shards;
   std::vector<std::filesystem::path> written;  // merged CSVs at the top of the folder
+  std::vector<FileSummary> files;              // their points, ok, failed, best and worst MFU
 };
 // Writes `<folder>/<file>.csv` (+ sidecar) for every file any shard measured: the shards' rows together,
 // the sidecar of the first shard holding the file with a `shards` list (each shard's device, UUID, clock

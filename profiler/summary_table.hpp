@@ -7,6 +7,9 @@
 
 namespace shapescope::profiler {
 
+// One line per profile file: points, ok, failed, best and worst MFU with their M.
+std::string file_table(const std::vector<FileSummary>& files);
+// The file table, the sweep's wall time beside its timed kernel time, and the folder.
 std::string summary_table(const SweepResult& result);
 
 }  // namespace shapescope::profiler

@@ -137,7 +137,6 @@ const std::vector<int64_t>& m_values_of_file(const SweepPlan& plan, const std::s
 SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
   SweepResult result;
   const kernels::DeviceInfo info = device.info();
-  PeakResolver peaks(plan.peak_mode, plan.peak_override_tflops);
   const int passes = std::max(1, plan.repeat);
   int64_t points = 0;
   for (const GemmProblem& problem : plan.problems)
@@ -145,12 +144,10 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       points += int64_t(m_values_of_file(plan, profile_file_name(problem, kernel_name, plan.measure.timing)).size());
   Progress progress(points * passes, plan.progress);
   device.set_programmatic_launch(plan.programmatic_launch);
-  // Drift must not pose as shape: start from a settled clock and flag points measured below it.
-  const double steady_clock_mhz =
-      plan.steady_warm_up && device.kind() == kernels::BackendKind::cuda
-          ? warm_up_for_sweep(device, plan.m_values, plan.problems, plan.kernels, plan.seed)
-          : 0;
-  result.floors = measure_timing_floors(device, plan.measure);
+  const std::shared_ptr<DeviceBaseline> baseline = plan.baseline ? plan.baseline : measure_device_baseline(device, plan);
+  PeakResolver& peaks = baseline->peaks;
+  const double steady_clock_mhz = baseline->steady_clock_mhz;
+  result.floors = baseline->floors;
   remove_stale_temporaries(plan.out_dir);
   const SweepRecord record{info, plan.measure, plan.seed, plan.programmatic_launch, plan.command_line, result.floors};
 

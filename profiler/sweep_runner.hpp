@@ -13,6 +13,7 @@
 #include "common/model_catalog.hpp"
 #include "common/profile_schema.hpp"
 #include "kernels/kernel.hpp"
+#include "profiler/device_baseline.hpp"
 #include "profiler/measure.hpp"
 #include "profiler/peak.hpp"
 #include "profiler/profile_writer.hpp"
@@ -39,6 +40,9 @@ struct SweepPlan {
   // A shard's M values per CSV file name (profile --shard); a file absent from it is another shard's.
   // nullopt: every file sweeps m_values.
   std::optional<std::map<std::string, std::vector<int64_t>>> shard_m_values;
+  // Measured once by a caller that runs many sweeps on one device (a worker's shards); null: run_sweep
+  // measures its own.
+  std::shared_ptr<DeviceBaseline> baseline;
 };
 
 // The M values `plan` measures into the file `csv_name` (empty: none, the file is not written).

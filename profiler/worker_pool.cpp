@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
-#include <set>
 #include <sstream>
 #include <thread>
 
@@ -18,8 +17,9 @@
 #include "common/interrupt.hpp"
 #include "common/shard_manifest.hpp"
 #include "common/user_error.hpp"
+#include "profiler/device_baseline.hpp"
+#include "profiler/shard_plan.hpp"
 #include "profiler/sharded_sweep.hpp"
-#include "profiler/summary_table.hpp"
 
 extern char** environ;
 
@@ -84,7 +84,7 @@ std::vector<int> parse_gpu_list(const std::string& text, int gpus_present, const
 
 int check_request_in_worker(const std::vector<std::string>& worker_argv, const WorkerSlot& slot) {
   std::vector<std::string> argv = worker_argv;
-  argv.insert(argv.end(), {"--worker-slot", "0", "--worker-shards", "0"});
+  argv.insert(argv.end(), {"--worker-slot", "0", "--worker-count", "0"});
   const pid_t pid = start_worker(argv, slot);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
@@ -94,17 +94,27 @@ int check_request_in_worker(const std::vector<std::string>& worker_argv, const W
   return kExitInterrupted;
 }
 
-int supervise_workers(const std::vector<std::string>& worker_argv, const std::vector<WorkerSlot>& slots, int shards) {
+PoolRun supervise_workers(const std::vector<std::string>& worker_argv, const std::vector<WorkerSlot>& slots,
+                          const std::filesystem::path& out) {
+  PoolRun run;
+  run.workers.resize(slots.size());
+  for (std::size_t slot = 0; slot < slots.size(); ++slot) {
+    run.workers[slot].description = slots[slot].description;
+    std::filesystem::remove(worker_log_path(out, int(slot)));  // an earlier run's events in this --out
+  }
   std::map<pid_t, std::size_t> running;  // pid -> slot
   std::vector<int> restarts(slots.size(), 0);
   auto launch = [&](std::size_t slot) {
     std::vector<std::string> argv = worker_argv;
-    argv.insert(argv.end(), {"--worker-slot", std::to_string(slot), "--worker-shards", std::to_string(shards)});
-    running[start_worker(argv, slots[slot])] = slot;
+    argv.insert(argv.end(), {"--worker-slot", std::to_string(slot), "--worker-count", std::to_string(slots.size())});
+    const double started = monotonic_seconds();
+    const pid_t pid = start_worker(argv, slots[slot]);
+    running[pid] = slot;
+    run.workers[slot].processes.push_back({int(pid), started, -1, 0});
   };
   for (std::size_t slot = 0; slot < slots.size(); ++slot) launch(slot);
 
-  int exit_code = 0;
+  int& exit_code = run.exit_code;
   bool stopping = false;  // interrupted, or a worker refused its input: no restarts, the others are told to stop
   auto stop_all = [&](int signal) {
     if (stopping) return;
@@ -126,6 +136,8 @@ int supervise_workers(const std::vector<std::string>& worker_argv, const std::ve
     if (found == running.end()) continue;
     const std::size_t slot = found->second;
     running.erase(found);
+    for (WorkerProcess& process : run.workers[slot].processes)
+      if (process.pid == int(pid)) process.ended_s = monotonic_seconds();
     if (WIFEXITED(status)) {
       const int code = WEXITSTATUS(status);
       if (code == kExitUserError) {
@@ -153,27 +165,43 @@ int supervise_workers(const std::vector<std::string>& worker_argv, const std::ve
                slots[slot].description, signal);
     launch(slot);
   }
-  return exit_code;
+  for (std::size_t slot = 0; slot < slots.size(); ++slot) read_worker_log(out, int(slot), run.workers[slot]);
+  return run;
 }
 
-int work_on_shards(kernels::Device& device, const SweepPlan& plan, int shards, const std::string& lock_key,
+std::optional<ClaimedShard> claim_next_shard(const std::filesystem::path& out, int shards) {
+  for (int index = 0; index < shards; ++index) {
+    if (shard_complete(out, index, shards)) continue;
+    // Claimed for as long as the lock lives; the kernel drops the claim of a worker that dies.
+    std::optional<FileLock> claim = FileLock::acquire(out / (shard_folder_name(index, shards) + ".claim"),
+                                                      [](const std::string&) {}, [] { return true; });
+    if (!claim || shard_complete(out, index, shards)) continue;
+    return ClaimedShard{index, std::move(*claim)};
+  }
+  return std::nullopt;
+}
+
+int work_on_shards(kernels::Device& device, const SweepPlan& plan, int workers, int slot, const std::string& lock_key,
                    const std::string& description, BusyPolicy busy) {
   const std::optional<FileLock> device_lock = hold_device(lock_key, description, busy);
   if (!device_lock) return kExitInterrupted;
-  bool warmed_up = false;
-  for (int index = 0; index < shards; ++index) {
-    if (shard_complete(plan.out_dir, index, shards)) continue;
-    // Claimed for as long as this process lives; the kernel drops the claim of a worker that dies.
-    const std::optional<FileLock> claim = FileLock::acquire(
-        plan.out_dir / (shard_folder_name(index, shards) + ".claim"), [](const std::string&) {}, [] { return true; });
-    if (!claim || shard_complete(plan.out_dir, index, shards)) continue;
-    SweepPlan narrowed = plan;
-    narrow_to_shard(narrowed, device.info(), index, shards);
-    narrowed.steady_warm_up = plan.steady_warm_up && !warmed_up;
-    warmed_up = true;
-    fmt::print(stderr, "profile: {} measures shard {} of {}\n", description, index, shards);
+  SweepPlan queued = plan;
+  queued.baseline = measure_device_baseline(device, plan);
+  log_worker_ready(plan.out_dir, slot);
+  const std::vector<double> shares = work_queue_shares(workers);
+  const int shards = int(shares.size());
+  while (std::optional<ClaimedShard> claimed = claim_next_shard(plan.out_dir, shards)) {
+    if (interrupt_requested()) return kExitInterrupted;
+    const double start = monotonic_seconds();
+    SweepPlan narrowed = queued;
+    narrow_to_shard(narrowed, device.info(), claimed->index, shares);
     const SweepResult result = run_sweep(device, narrowed);
-    fmt::print("{}", summary_table(result));
+    const double end = monotonic_seconds();
+    int64_t measured = 0;
+    for (const FileSummary& file : result.files) measured += file.points - file.resumed;
+    log_worker_shard(plan.out_dir, slot, claimed->index, measured, start, end);
+    fmt::print(stderr, "profile: {} measured shard {} of {}: {} points in {} file(s), {:.1f} s\n", description,
+               claimed->index, shards, measured, result.files.size(), end - start);
     if (result.interrupted) return kExitInterrupted;
     mark_shard_complete(narrowed);
   }

@@ -17,8 +17,12 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include "common/csv.hpp"
 #include "common/file_lock.hpp"
+#include "profiler/shard_plan.hpp"
 #include "tests/profile_cli_support.hpp"
 
 namespace {
@@ -74,6 +78,40 @@ PointSet point_set(const fs::path& folder) {
     for (const auto& row : table.rows) points.insert({entry.path().filename().string(), row[std::size_t(batch)]});
   }
   return points;
+}
+
+// The fields after `worker` on its row of the per-worker table (shards, points, start-up, busy, wall, busy %,
+// idle at end, "s"), empty when it has none.
+std::vector<std::string> table_row(const std::string& output, const std::string& worker) {
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(worker + " ", 0) != 0 || line.find('%') == std::string::npos) continue;
+    std::istringstream fields(line.substr(worker.size()));
+    std::vector<std::string> row;
+    for (std::string field; fields >> field;) row.push_back(field);
+    return row;
+  }
+  return {};
+}
+
+// The events-mode timing floor recorded in the sidecars of every shard worker `slot` measured points in,
+// as its log names them.
+std::set<std::string> events_floors_of_worker(const fs::path& out, int slot) {
+  std::set<std::string> floors;
+  std::ifstream log(out / ("worker-" + std::to_string(slot) + ".log"));
+  for (std::string line; std::getline(log, line);) {
+    const nlohmann::json event = nlohmann::json::parse(line);
+    if (event["event"] != "shard" || event["points"].get<int>() == 0) continue;
+    const fs::path shard = out / ("shard-" + std::to_string(event["shard"].get<int>()) + "-of-" +
+                                  std::to_string(shapescope::profiler::work_queue_shares(2).size()));
+    for (const auto& entry : fs::directory_iterator(shard)) {
+      if (entry.path().extension() != ".json" || entry.path().filename() == "shard.json") continue;
+      std::ifstream sidecar(entry.path());
+      const nlohmann::json json = nlohmann::json::parse(sidecar);
+      floors.insert(json["measurement"]["timing_floors"]["events"]["empty_kernel_us"].dump());
+    }
+  }
+  return floors;
 }
 
 class ProfileScaleOut : public ::testing::Test {
@@ -151,15 +189,30 @@ TEST_F(ProfileScaleOut, CpuWorkersShareTheShardsAndARestartedWorkerResumes) {
   const fs::path out = dir / "workers";
   const Outcome workers = run(profile_binary() + " " + kSweep + " --workers 2 --out " + out.string());
   ASSERT_EQ(workers.exit_code, 0) << workers.output;
-  EXPECT_NE(workers.output.find("2 worker process(es), 4 shards"), std::string::npos) << workers.output;
-  EXPECT_NE(workers.output.find("CPU worker 1 measures shard"), std::string::npos) << workers.output;
-  EXPECT_NE(workers.output.find("complete (24 points in 4 shards)"), std::string::npos) << workers.output;
+  const std::size_t queue = shapescope::profiler::work_queue_shares(2).size();
+  EXPECT_NE(workers.output.find(fmt::format("2 worker process(es), a queue of {} shards", queue)), std::string::npos)
+      << workers.output;
+  EXPECT_NE(workers.output.find("CPU worker 1 measured shard"), std::string::npos) << workers.output;
+  const std::string complete = fmt::format("complete (24 points in {} shards)", queue);
+  EXPECT_NE(workers.output.find(complete), std::string::npos) << workers.output;
+  // The per-worker table accounts for every point, and the run's phases are timed.
+  const std::vector<std::string> first = table_row(workers.output, "CPU worker 0");
+  const std::vector<std::string> second = table_row(workers.output, "CPU worker 1");
+  ASSERT_EQ(first.size(), 8u) << workers.output;
+  ASSERT_EQ(second.size(), 8u) << workers.output;
+  EXPECT_EQ(std::stoi(first[1]) + std::stoi(second[1]), 24) << workers.output;
+  EXPECT_NE(workers.output.find("s: request check "), std::string::npos) << workers.output;
+  // Each worker measured its baseline once: every shard it measured records the same timing floor.
+  for (int slot : {0, 1}) {
+    const std::set<std::string> floors = events_floors_of_worker(out, slot);
+    EXPECT_EQ(floors.size(), 1u) << "worker " << slot << ": " << floors.size() << " distinct floors";
+  }
   const PointSet single = single_process_points();
   EXPECT_EQ(point_set(out), single);
   // analyze reads the folder of shards as one profile: two series of 12 points.
   const Outcome analyzed = run(analyze_binary() + " " + out.string() + " --out-dir " + (dir / "analysis").string());
   EXPECT_EQ(analyzed.exit_code, 0) << analyzed.output;
-  EXPECT_EQ(occurrences(analyzed.output, "complete (24 points in 4 shards)"), 1u) << analyzed.output;
+  EXPECT_EQ(occurrences(analyzed.output, complete), 1u) << analyzed.output;
   EXPECT_EQ(occurrences(analyzed.output, "12 points, 0 excluded"), 2u) << analyzed.output;
 
   // A worker killed mid-shard: the supervisor starts it again and the sweep completes.
@@ -187,6 +240,7 @@ TEST_F(ProfileScaleOut, CpuWorkersShareTheShardsAndARestartedWorkerResumes) {
   const std::string text((std::istreambuf_iterator<char>(log_file)), {});
   ASSERT_EQ(exit_code, 0) << text;
   EXPECT_NE(text.find("died (signal 9); starting it again"), std::string::npos) << text;
+  EXPECT_EQ(table_row(text, "CPU worker 0").size(), 8u) << text;  // the restarted slot's row is in the table
   EXPECT_EQ(point_set(again), single);
 }
 
@@ -220,7 +274,10 @@ TEST_F(ProfileScaleOut, ABusyDeviceStopsOrWaits) {
   waited.output.assign(std::istreambuf_iterator<char>(log_file), {});
   EXPECT_EQ(waited.exit_code, 0) << waited.output;
   EXPECT_NE(waited.output.find("waiting until it is free"), std::string::npos) << waited.output;
-  EXPECT_NE(waited.output.find("complete (24 points in 2 shards)"), std::string::npos) << waited.output;
+  EXPECT_NE(waited.output.find(fmt::format("complete (24 points in {} shards)",
+                                           shapescope::profiler::work_queue_shares(1).size())),
+            std::string::npos)
+      << waited.output;
 }
 
 TEST_F(ProfileScaleOut, BadShardAndGpuSpecsAreOneLineAndExit2) {
