@@ -16,15 +16,17 @@ void CudaPreparedGemm::set_output(uint16_t* output, int64_t count, const OutputS
   output_layout_ = layout;
 }
 
-CheckResult CudaPreparedGemm::check() {
+std::function<CheckResult()> CudaPreparedGemm::begin_check() {
   if (!output_) throw std::logic_error("CudaPreparedGemm::check before set_output");
   const cudaStream_t stream = device_.stream();
   poison_bf16(output_, output_count_, stream);
   run();
   CUDA_CHECK(cudaStreamSynchronize(stream));
-  const std::vector<OutputIndex> indices = sample_output(problem_.shape, kCheckSampleElements);
-  const std::vector<uint16_t> outputs = gather_bf16(output_, output_layout_, indices, stream);
-  return compare_with_reference(problem_, indices, outputs);
+  std::vector<OutputIndex> indices = sample_output(problem_.shape, kCheckSampleElements);
+  std::vector<uint16_t> outputs = gather_bf16(output_, output_layout_, indices, stream);
+  return [problem = problem_, indices = std::move(indices), outputs = std::move(outputs)] {
+    return compare_with_reference(problem, indices, outputs);
+  };
 }
 
 double CudaPreparedGemm::min_bytes() const {

@@ -1,10 +1,13 @@
 // The part every CUDA PreparedGemm shares: the reference check (poison the bf16
-// output, run once, gather a deterministic sample, compare with float64), the
+// output, run once, gather a deterministic sample; then compare with float64, which
+// the sweep runs on another thread while the device is timed), the
 // fewest bytes a run must move.
 // A kernel derives from it, fills its operands, calls set_output(), and implements run().
 #pragma once
 
 #include <cuda_runtime.h>
+
+#include <functional>
 
 #include "kernels/cuda/cuda_device.hpp"
 #include "kernels/cuda/device_operands.cuh"
@@ -17,7 +20,8 @@ constexpr int64_t kCheckSampleElements = 2048;
 
 class CudaPreparedGemm : public PreparedGemm {
  public:
-  CheckResult check() override;
+  CheckResult check() final { return begin_check()(); }
+  std::function<CheckResult()> begin_check() override;
   double min_bytes() const override;
   const ReferenceProblem& problem() const { return problem_; }
 
