@@ -16,6 +16,9 @@ namespace shapescope::profiler {
 namespace {
 
 using kernels::TimingMode;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // Hot samples cover about this much kernel time, so launch gaps vanish in the mean.
 constexpr double kBatchSpanUs = 200.0;
@@ -45,7 +48,14 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
   const bool graph = options.timing == TimingMode::graph;
   const std::span<kernels::PreparedGemm* const> rotated = graph && !options.hot ? operand_sets : operand_sets.first(1);
   result.operand_sets = int(rotated.size());
-  result.clock_start = device.sample_clock();
+  auto read_clock = [&] {
+    const auto start = Clock::now();
+    const std::optional<kernels::ClockSample> sample = device.sample_clock();
+    result.clocks_s += seconds_since(start);
+    return sample;
+  };
+  result.clock_start = read_clock();
+  const auto warm_up_start = Clock::now();
   for (int i = 0; i < options.warmup_runs; ++i)
     for (kernels::PreparedGemm* gemm : rotated) gemm->run();
   device.synchronize();
@@ -78,21 +88,21 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
     timed_us += us;
     return us;
   };
+  double probe_timed_us = 0;
   if (options.hot && options.timing != TimingMode::kernel) {
     // Hot runs are never timed alone: one probe sizes the batches and is dropped.
-    double probe_timed = 0;
-    const double probe_us = sample(probe_timed);
-    result.timed_us_total += probe_timed;
+    const double probe_us = sample(probe_timed_us);
+    result.timed_us_total += probe_timed_us;
     capture(std::clamp(int(std::ceil(kBatchSpanUs / std::max(probe_us, 0.01))), 2, kMaxLaunchesPerBatch));
   }
 
-  const auto point_start = std::chrono::steady_clock::now();
-  auto seconds_spent = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - point_start).count();
-  };
   std::vector<double> samples;
   const int min_samples = std::max(1, options.min_samples);
   const int max_samples = std::max(min_samples, options.max_samples);
+  const auto point_start = Clock::now();
+  result.warm_up_s =
+      std::max(0.0, std::chrono::duration<double>(point_start - warm_up_start).count() - probe_timed_us / 1e6);
+  auto seconds_spent = [&] { return seconds_since(point_start); };
   while (true) {
     samples.push_back(sample(result.timed_us_total));
     if (precise_enough(samples, min_samples, options.target_rel_stderr)) {
@@ -103,10 +113,14 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
     if (count >= max_samples) break;
     if (count >= min_samples && seconds_spent() >= options.max_seconds_per_point) break;
   }
+  // Never below 0: a scripted (fake) timer may report more than the wall time the loop took.
+  result.between_samples_s = std::max(0.0, seconds_spent() - (result.timed_us_total - probe_timed_us) / 1e6);
+  const auto release_start = Clock::now();
   sequence.reset();
   result.launched = timer->launched();
+  result.warm_up_s += seconds_since(release_start);
 
-  result.clock_end = device.sample_clock();
+  result.clock_end = read_clock();
   const SampleSummary summary = summarize(samples);
   result.median_us = summary.median;
   result.mean_us = summary.mean;

@@ -15,6 +15,7 @@
 #include "kernels/kernel.hpp"
 #include "profiler/measure.hpp"
 #include "profiler/peak.hpp"
+#include "profiler/point_phases.hpp"
 #include "profiler/profile_writer.hpp"
 #include "profiler/sidecar.hpp"
 #include "profiler/timing_floors.hpp"
@@ -55,6 +56,7 @@ struct FileSummary {
 struct SweepResult {
   std::vector<FileSummary> files;
   SweepTiming timing;  // all files together
+  PhaseLedger phases;  // every measured point of every file
   TimingFloors floors;
   bool interrupted = false;
 };
