@@ -2,9 +2,9 @@
 #include "kernels/reference_gemm.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
-#include <array>
 #include <map>
 #include <memory>
 #include <mutex>
