@@ -55,6 +55,12 @@ class PreparedGemm {
   virtual void run() = 0;
   // Poison the output, run once, synchronize and compare against the float64 reference.
   virtual CheckResult check() = 0;
+  // check() in two steps, so the comparison (host work, milliseconds) can run on another thread while the
+  // device is timed: poison, run and read the sampled outputs now, compare when the returned function is
+  // called (it needs nothing of this object). The default checks at once.
+  virtual std::function<CheckResult()> begin_check() {
+    return [result = check()] { return result; };
+  }
   // The kernel or configuration that actually ran (the CSV's kernel_name column).
   virtual std::string launch_name() const = 0;
   // Fewest bytes one run must move through memory: each operand read once, output written once.

@@ -2,9 +2,13 @@
 #include "kernels/reference_gemm.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
 #include <utility>
 
 #include "kernels/synthetic_operands.hpp"
@@ -26,6 +30,34 @@ std::vector<int64_t> spread(int64_t extent, int64_t count) {
   }
   positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
   return positions;
+}
+
+// `count` distinct columns of [0, extent): 0 and extent - 1, then a golden-ratio (Weyl) sequence, which lands
+// on every offset inside 128-wide blocks. Nested: a smaller count is a prefix of a larger one, so the columns
+// (the weights' rows the reference reads) a sweep checks stay the same at every M and their decoded rows are
+// reused (weight_rows below). Sorted.
+std::vector<int64_t> nested_columns(int64_t extent, int64_t count) {
+  count = std::clamp<int64_t>(count, std::min<int64_t>(extent, 2), extent);
+  std::vector<int64_t> columns;
+  if (count == extent) {
+    for (int64_t col = 0; col < extent; ++col) columns.push_back(col);
+    return columns;
+  }
+  constexpr double kGolden = 0.6180339887498949;  // (sqrt(5) - 1) / 2
+  std::vector<bool> taken(size_t(extent), false);
+  auto take = [&](int64_t col) {
+    if (taken[size_t(col)]) return;
+    taken[size_t(col)] = true;
+    columns.push_back(col);
+  };
+  take(0);
+  take(extent - 1);
+  for (int64_t i = 1; int64_t(columns.size()) < count; ++i) {
+    const double fraction = double(i) * kGolden - std::floor(double(i) * kGolden);
+    take(std::min(extent - 1, int64_t(fraction * double(extent))));
+  }
+  std::sort(columns.begin(), columns.end());
+  return columns;
 }
 
 }  // namespace
@@ -50,7 +82,7 @@ std::vector<OutputIndex> sample_output(const GemmShape& shape, int64_t max_eleme
   // The reference dequantizes a K-long B row per sampled column: at most a quarter of the
   // budget in columns keeps small-M checks (one row, thousands of columns) cheap.
   const int64_t col_count = std::min(per_batch / int64_t(rows.size()), std::max<int64_t>(2, per_batch / 4));
-  const std::vector<int64_t> cols = spread(shape.n, col_count);
+  const std::vector<int64_t> cols = nested_columns(shape.n, col_count);
   for (int64_t b : batches)
     for (int64_t row : rows)
       for (int64_t col : cols) indices.push_back({b, row, col});
@@ -88,7 +120,10 @@ double reference_element(const ReferenceProblem& problem, const OutputIndex& ind
   return sum;
 }
 
-std::vector<double> dequantized_row(const ReferenceProblem& problem, bool is_a, int64_t batch, int64_t row) {
+namespace {
+
+// dequantized_row into `values` (k doubles), so the check decodes its rows into one buffer.
+void dequantize_row_into(const ReferenceProblem& problem, bool is_a, int64_t batch, int64_t row, double* values) {
   static const std::vector<double> e4m3 = [] {
     std::vector<double> table(256);
     for (int code = 0; code < 256; ++code) table[size_t(code)] = decode_e4m3(uint8_t(code));
@@ -98,7 +133,6 @@ std::vector<double> dequantized_row(const ReferenceProblem& problem, bool is_a, 
   const bool fp8 = is_a ? problem.format == OperandFormat::fp8_blockscale : problem.format != OperandFormat::bf16;
   const uint64_t seed = is_a ? problem.seed_a : problem.seed_b;
   const uint64_t first = is_a ? synthetic::a_index(batch, row, 0, s.m, s.k) : synthetic::b_index(batch, row, 0, s.n, s.k);
-  std::vector<double> values(size_t(s.k));
   for (int64_t k0 = 0; k0 < s.k; k0 += synthetic::kScaleBlock) {
     const int64_t k_end = std::min(s.k, k0 + synthetic::kScaleBlock);
     if (!fp8) {
@@ -116,23 +150,92 @@ std::vector<double> dequantized_row(const ReferenceProblem& problem, bool is_a, 
     for (int64_t kk = k0; kk < k_end; ++kk)
       values[size_t(kk)] = e4m3[synthetic::fp8_code(seed, stream, first + uint64_t(kk))] * scale;
   }
+}
+
+}  // namespace
+
+std::vector<double> dequantized_row(const ReferenceProblem& problem, bool is_a, int64_t batch, int64_t row) {
+  std::vector<double> values(size_t(problem.shape.k));
+  dequantize_row_into(problem, is_a, batch, row, values.data());
   return values;
 }
 
+namespace {
+
+// The dequantized weight rows of the last weights checked, kept across checks: a sweep checks every M against
+// the same weights, and decoding a K-long row costs K hashes (on a one-row M, 512 rows of 4096 were most of a
+// point's time). Held by shared_ptr so a row stays valid while another thread replaces the set; bounded.
+class WeightRows {
+ public:
+  using Row = std::shared_ptr<const std::vector<double>>;
+  Row row(const ReferenceProblem& problem, int64_t batch, int64_t col) {
+    const Identity identity{problem.format, problem.seed_b, problem.shape.n, problem.shape.k,
+                            problem.shape.batch_count};
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (identity != identity_ || bytes_ > kMaxBytes) {
+        rows_.clear();
+        bytes_ = 0;
+        identity_ = identity;
+      }
+      const auto found = rows_.find({batch, col});
+      if (found != rows_.end()) return found->second;
+    }
+    Row decoded = std::make_shared<const std::vector<double>>(dequantized_row(problem, false, batch, col));
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (identity == identity_) {
+      rows_.emplace(std::pair{batch, col}, decoded);
+      bytes_ += decoded->size() * sizeof(double);
+    }
+    return decoded;
+  }
+
+ private:
+  static constexpr std::size_t kMaxBytes = std::size_t(256) << 20;
+  using Identity = std::tuple<OperandFormat, uint64_t, int64_t, int64_t, int64_t>;
+  std::mutex mutex_;
+  Identity identity_{};
+  std::map<std::pair<int64_t, int64_t>, Row> rows_;
+  std::size_t bytes_ = 0;
+};
+
+WeightRows& weight_rows() {
+  static WeightRows rows;
+  return rows;
+}
+
+// Eight partial sums: independent chains the compiler vectorizes (one chain waits on every add). The order
+// differs from a running sum by rounding at the 1e-16 level, far below any check threshold.
+double dot(const double* a, const double* b, int64_t k) {
+  constexpr int kLanes = 8;
+  std::array<double, kLanes> partial{};
+  int64_t kk = 0;
+  for (; kk + kLanes <= k; kk += kLanes)
+    for (int lane = 0; lane < kLanes; ++lane) partial[size_t(lane)] += a[kk + lane] * b[kk + lane];
+  double sum = 0;
+  for (; kk < k; ++kk) sum += a[kk] * b[kk];
+  for (double value : partial) sum += value;
+  return sum;
+}
+
+}  // namespace
+
 CheckResult compare_with_reference(const ReferenceProblem& problem, std::span<const OutputIndex> indices,
                                    std::span<const uint16_t> outputs_bf16) {
-  // Sampled elements share rows and columns: dequantize each operand row once.
+  // Sampled elements share rows and columns: dequantize each activation row once per check (into one buffer:
+  // a buffer per row cost as much again in allocation and page faults), each weight row once per weight set.
   const int64_t k = problem.shape.k;
-  std::map<std::pair<int64_t, int64_t>, std::vector<double>> a_rows, b_rows;
-  auto cached_row = [&](auto& cache, bool is_a, int64_t batch, int64_t row) -> const std::vector<double>& {
-    auto [it, inserted] = cache.try_emplace({batch, row});
-    if (inserted) it->second = dequantized_row(problem, is_a, batch, row);
-    return it->second;
-  };
+  const size_t count = std::min(indices.size(), outputs_bf16.size());
+  std::map<std::pair<int64_t, int64_t>, size_t> a_slot;
+  for (size_t i = 0; i < count; ++i)
+    if (outputs_bf16[i] != kPoisonBf16) a_slot.try_emplace({indices[i].batch, indices[i].row}, a_slot.size());
+  std::vector<double> a_values(a_slot.size() * size_t(k));
+  for (const auto& [batch_row, slot] : a_slot)
+    dequantize_row_into(problem, true, batch_row.first, batch_row.second, a_values.data() + slot * size_t(k));
+  std::map<std::pair<int64_t, int64_t>, WeightRows::Row> b_rows;
 
   CheckResult result;
-  double diff_squares = 0, ref_squares = 0;
-  const size_t count = std::min(indices.size(), outputs_bf16.size());
+  std::vector<const double*> a_of(count, nullptr), b_of(count, nullptr);  // null: unwritten
   for (size_t i = 0; i < count; ++i) {
     const OutputIndex& index = indices[i];
     ++result.elements_checked;
@@ -140,13 +243,25 @@ CheckResult compare_with_reference(const ReferenceProblem& problem, std::span<co
       ++result.unwritten;
       continue;
     }
-    const std::vector<double>& a = cached_row(a_rows, true, index.batch, index.row);
-    const std::vector<double>& b = cached_row(b_rows, false, index.batch, index.col);
-    double reference = 0;
-    for (int64_t kk = 0; kk < k; ++kk) reference += a[size_t(kk)] * b[size_t(kk)];
-    const double diff = double(decode_bf16(outputs_bf16[i])) - reference;
+    auto [b, b_new] = b_rows.try_emplace({index.batch, index.col});
+    if (b_new) b->second = weight_rows().row(problem, index.batch, index.col);
+    a_of[i] = a_values.data() + a_slot.at({index.batch, index.row}) * size_t(k);
+    b_of[i] = b->second->data();
+  }
+  // K in chunks, so a chunk of every sampled row stays in cache while the elements sharing it are summed.
+  constexpr int64_t kChunk = 256;
+  std::vector<double> references(count, 0.0);
+  for (int64_t k0 = 0; k0 < k; k0 += kChunk) {
+    const int64_t length = std::min(kChunk, k - k0);
+    for (size_t i = 0; i < count; ++i)
+      if (a_of[i]) references[i] += dot(a_of[i] + k0, b_of[i] + k0, length);
+  }
+  double diff_squares = 0, ref_squares = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (!a_of[i]) continue;
+    const double diff = double(decode_bf16(outputs_bf16[i])) - references[i];
     diff_squares += diff * diff;
-    ref_squares += reference * reference;
+    ref_squares += references[i] * references[i];
   }
   if (ref_squares > 0) {
     result.rel_err = std::sqrt(diff_squares / ref_squares);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <stdexcept>
 #include <vector>
 
@@ -16,6 +17,9 @@ namespace shapescope::profiler {
 namespace {
 
 using kernels::TimingMode;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // Hot samples cover about this much kernel time, so launch gaps vanish in the mean.
 constexpr double kBatchSpanUs = 200.0;
@@ -23,6 +27,10 @@ constexpr int kMaxLaunchesPerBatch = 1000;
 // A graph replay holds at least this many runs, so the graph launch's own start is
 // shared out (one large GEMM rotates over a single operand set).
 constexpr int kMinRunsPerReplay = 4;
+// Cold event samples go to the device in groups: up to min_samples at first, then this many at a time, so at
+// most kSamplesPerGroup - 1 runs are wasted once the stopping rule is met; never more than kMaxGroup at once.
+constexpr int kSamplesPerGroup = 4;
+constexpr int kMaxGroup = 32;
 
 std::vector<kernels::PreparedGemm*> repeated(std::span<kernels::PreparedGemm* const> runs, int count) {
   std::vector<kernels::PreparedGemm*> sequence;
@@ -45,7 +53,14 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
   const bool graph = options.timing == TimingMode::graph;
   const std::span<kernels::PreparedGemm* const> rotated = graph && !options.hot ? operand_sets : operand_sets.first(1);
   result.operand_sets = int(rotated.size());
-  result.clock_start = device.sample_clock();
+  auto read_clock = [&] {
+    const auto start = Clock::now();
+    const std::optional<kernels::ClockSample> sample = device.sample_clock();
+    result.clocks_s += seconds_since(start);
+    return sample;
+  };
+  result.clock_start = read_clock();
+  const auto warm_up_start = Clock::now();
   for (int i = 0; i < options.warmup_runs; ++i)
     for (kernels::PreparedGemm* gemm : rotated) gemm->run();
   device.synchronize();
@@ -78,23 +93,51 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
     timed_us += us;
     return us;
   };
+  double probe_timed_us = 0;
   if (options.hot && options.timing != TimingMode::kernel) {
     // Hot runs are never timed alone: one probe sizes the batches and is dropped.
-    double probe_timed = 0;
-    const double probe_us = sample(probe_timed);
-    result.timed_us_total += probe_timed;
+    const double probe_us = sample(probe_timed_us);
+    result.timed_us_total += probe_timed_us;
     capture(std::clamp(int(std::ceil(kBatchSpanUs / std::max(probe_us, 0.01))), 2, kMaxLaunchesPerBatch));
   }
 
-  const auto point_start = std::chrono::steady_clock::now();
-  auto seconds_spent = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - point_start).count();
-  };
+  // Cold event samples (flush, start, run, stop each) are enqueued a group at a time: the device runs one while
+  // the host enqueues the next, and the host waits once per group rather than idling the device once per
+  // sample. The stopping rule still sees the samples one by one and stops where it would; samples of a group
+  // past that point are dropped (untimed).
+  const bool in_groups = !sequence && options.timing == TimingMode::events && !options.hot;
+  std::vector<std::unique_ptr<kernels::Timer>> group_timers;
+  std::deque<double> group_times;  // read from the device, not yet seen by the stopping rule
   std::vector<double> samples;
   const int min_samples = std::max(1, options.min_samples);
   const int max_samples = std::max(min_samples, options.max_samples);
+  auto next_sample = [&]() -> double {
+    if (!in_groups) return sample(result.timed_us_total);
+    if (group_times.empty()) {
+      const int count = int(samples.size());
+      const int wanted = count < min_samples ? min_samples - count : kSamplesPerGroup;
+      const int group = std::clamp(std::min(wanted, max_samples - count), 1, kMaxGroup);
+      while (int(group_timers.size()) < group) group_timers.push_back(device.make_timer());
+      for (int i = 0; i < group; ++i) {
+        device.flush_cache();
+        group_timers[std::size_t(i)]->start();
+        first.run();
+        group_timers[std::size_t(i)]->stop();
+      }
+      for (int i = 0; i < group; ++i) group_times.push_back(group_timers[std::size_t(i)]->elapsed_us());
+    }
+    const double us = group_times.front();
+    group_times.pop_front();
+    result.timed_us_total += us;
+    return us;
+  };
+
+  const auto point_start = Clock::now();
+  result.warm_up_s =
+      std::max(0.0, std::chrono::duration<double>(point_start - warm_up_start).count() - probe_timed_us / 1e6);
+  auto seconds_spent = [&] { return seconds_since(point_start); };
   while (true) {
-    samples.push_back(sample(result.timed_us_total));
+    samples.push_back(next_sample());
     if (precise_enough(samples, min_samples, options.target_rel_stderr)) {
       result.converged = true;
       break;
@@ -103,10 +146,14 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
     if (count >= max_samples) break;
     if (count >= min_samples && seconds_spent() >= options.max_seconds_per_point) break;
   }
+  // Never below 0: a scripted (fake) timer may report more than the wall time the loop took.
+  result.between_samples_s = std::max(0.0, seconds_spent() - (result.timed_us_total - probe_timed_us) / 1e6);
+  const auto release_start = Clock::now();
   sequence.reset();
   result.launched = timer->launched();
+  result.warm_up_s += seconds_since(release_start);
 
-  result.clock_end = device.sample_clock();
+  result.clock_end = read_clock();
   const SampleSummary summary = summarize(samples);
   result.median_us = summary.median;
   result.mean_us = summary.mean;

@@ -35,6 +35,10 @@ struct Measurement {
   bool throttled = false;    // SM clock fell during the point
   int operand_sets = 1;      // distinct operand sets the samples rotated over
   std::string launched;      // kernel mode: what the last sample's run launched
+  // Host wall time of the point's untimed parts (the sweep's phase breakdown, point_phases.hpp): the
+  // clock readings; warm-up runs, timers, graph capture and release; the sample loop's wall time less
+  // the timed time in it. With timed_us_total they add up to the point's measuring time.
+  double clocks_s = 0, warm_up_s = 0, between_samples_s = 0;
 };
 
 // `operand_sets` are one GEMM over distinct buffers (at least one). Graph mode replays

@@ -74,6 +74,7 @@ nlohmann::json sidecar_json(const SidecarContent& c) {
        {{"wall_s", c.timing.wall_s}, {"setup_s", c.timing.setup_s}, {"timed_kernel_s", c.timing.timed_s},
         {"overhead_ratio", c.timing.overhead()}, {"interrupted", c.interrupted}}},
   };
+  if (c.phases.points() > 0) content["sweep"]["point_phases"] = c.phases.to_json();
   if (c.grouped) content["grouped"] = *c.grouped;
   return content;
 }

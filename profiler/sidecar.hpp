@@ -13,6 +13,7 @@
 #include "profiler/measure.hpp"
 #include "profiler/measurement_fingerprint.hpp"
 #include "profiler/peak.hpp"
+#include "profiler/point_phases.hpp"
 #include "profiler/timing_floors.hpp"
 
 namespace shapescope::profiler {
@@ -36,6 +37,7 @@ struct SidecarContent {
   MeasurementFingerprint fingerprint;  // what a resumed run must match
   std::string command_line;
   SweepTiming timing;
+  PhaseLedger phases;  // where the measured points' wall time went (dense sweeps)
   bool interrupted = false;
   TimingFloors floors;
   bool programmatic_launch = false;

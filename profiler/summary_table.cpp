@@ -25,6 +25,7 @@ std::string summary_table(const SweepResult& result) {
   const SweepTiming& t = result.timing;
   text += fmt::format("sweep wall {:.1f} s (+{:.1f} s setup), timed kernel time {:.1f} s, overhead {:.0f}%\n",
                       t.wall_s, t.setup_s, t.timed_s, 100 * t.overhead());
+  text += result.phases.table();
   if (!result.files.empty()) text += fmt::format("profiles in {}\n", result.files.front().csv.parent_path().string());
   return text;
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <future>
 #include <map>
 #include <set>
 
@@ -13,6 +15,7 @@
 #include "common/shape_axes.hpp"
 #include "kernels/synthetic_operands.hpp"
 #include "profiler/profile_writer.hpp"
+#include "profiler/point_phases.hpp"
 #include "profiler/point_record.hpp"
 #include "profiler/profile_file_start.hpp"
 #include "profiler/progress.hpp"
@@ -72,6 +75,7 @@ bool close_profile_file(ProfileWriter& file, SidecarContent& sidecar, const std:
   result.timing.wall_s += sidecar.timing.wall_s;
   result.timing.setup_s += sidecar.timing.setup_s;
   result.timing.timed_s += sidecar.timing.timed_s;
+  result.phases.merge(sidecar.phases);
   result.files.push_back(summary);
   result.interrupted = result.interrupted || sidecar.interrupted;
   return sidecar.interrupted;
@@ -81,38 +85,68 @@ namespace {
 
 std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / double(1ull << 30)); }
 
-// Measures one M (or explains why not) into `row`; returns the timed kernel seconds.
-double measure_point(kernels::Device& device, SessionPool& pool, const SweepPlan& plan, ProfileRow& row) {
+// Measures one M (or explains why not) into `row`; where its time went when it was measured (the write and
+// the rest of the point are the caller's).
+std::optional<PointPhases> measure_point(kernels::Device& device, SessionPool& pool, const SweepPlan& plan,
+                                         ProfileRow& row) {
   const kernels::GemmShape shape{row.m, row.n, row.k, row.batch_count};
   kernels::GemmSession& session = pool.first();
   const std::size_t needed = session.activation_bytes(row.m), free_bytes = device.free_memory_bytes();
   if (needed > free_bytes) {
     row.status = kStatusSkippedOom;
     row.note = fmt::format("activations and output need {} but {} is free", gib(needed), gib(free_bytes));
-    return 0;
+    return std::nullopt;
   }
   try {
+    PointPhases phases;
+    auto phase_start = Clock::now();
+    auto end_phase = [&](PointPhase phase) {
+      phases[phase] += seconds_since(phase_start);
+      phase_start = Clock::now();
+    };
     const uint64_t seed = activation_seed(plan.seed, row.m);
     auto gemm = session.prepare(row.m, seed);
     row.kernel_name = gemm->launch_name();
-    const kernels::CheckResult check = gemm->check();
+    end_phase(PointPhase::prepare);
+    // The comparison with the float64 reference is host work: on a GPU it runs on another thread while the
+    // device is timed; on the CPU it would take cores from the kernel being timed, so it runs first.
+    std::function<kernels::CheckResult()> compare = gemm->begin_check();
+    std::optional<kernels::CheckResult> check;
+    std::future<kernels::CheckResult> comparing;
+    if (device.kind() == kernels::BackendKind::cuda) {
+      comparing = std::async(std::launch::async, std::move(compare));
+    } else {
+      check = compare();
+    }
+    end_phase(PointPhase::check);
     Rotation rotation;
     rotation.sets = {gemm.get()};
     if (plan.measure.timing == kernels::TimingMode::graph && !plan.measure.hot) {
       rotation = prepare_rotation(device, pool, *gemm, row.m, seed);
       row.note = rotation.note;
     }
+    end_phase(PointPhase::rotation);
     const Measurement m = measure(device, rotation.sets, plan.measure);
-    record_measurement(row, m, check, shape.flops(), gemm->min_bytes(), plan.check_threshold);
-    return m.timed_us_total / 1e6;
+    phases[PointPhase::clocks] = m.clocks_s;
+    phases[PointPhase::warm_up] = m.warm_up_s;
+    phases[PointPhase::timed] = m.timed_us_total / 1e6;
+    phases[PointPhase::between_samples] = m.between_samples_s;
+    phase_start = Clock::now();
+    if (!check) check = comparing.get();  // what the comparison still takes after the samples
+    end_phase(PointPhase::check);
+    record_measurement(row, m, *check, shape.flops(), gemm->min_bytes(), plan.check_threshold);
+    rotation = {};
+    gemm.reset();
+    end_phase(PointPhase::release);
+    return phases;
   } catch (const kernels::UnsupportedShape& refused) {  // the library itself refused this M
     row.status = kStatusUnsupported;
     row.note = refused.what();
-    return 0;
+    return std::nullopt;
   } catch (const std::exception& error) {
     row.status = kStatusError;
     row.note = error.what();
-    return 0;
+    return std::nullopt;
   }
 }
 
@@ -198,6 +232,8 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
           progress.advance(fmt::format("{} M={} (already measured)", label_prefix, m));
           continue;
         }
+        const auto point_start = Clock::now();
+        std::optional<PointPhases> phases;
         ProfileRow row = unmeasured_row(sidecar, kernel_name, kernel.dtype, kernel.backend, m);
         row.n = problem.n;
         row.k = problem.k;
@@ -208,7 +244,8 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
           row.status = kStatusUnsupported;
           row.note = *unsupported;
         } else if (sessions) {
-          sidecar.timing.timed_s += measure_point(device, *sessions, plan, row);
+          phases = measure_point(device, *sessions, plan, row);
+          if (phases) sidecar.timing.timed_s += (*phases)[PointPhase::timed];
         } else {
           row.status = kStatusError;
           row.note = "opening the kernel failed: " + open_error;
@@ -218,8 +255,15 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
                                     : fmt::format("{} M={}", label_prefix, m));
         std::vector<ProfileRow>& of_m = pass_rows[m];
         of_m.push_back(row);
-        if (int(of_m.size()) < passes) continue;
-        start->file.add(passes > 1 ? combine_passes(of_m) : row);
+        if (int(of_m.size()) == passes) {
+          const auto write_start = Clock::now();
+          start->file.add(passes > 1 ? combine_passes(of_m) : row);
+          if (phases) (*phases)[PointPhase::write] = seconds_since(write_start);
+        }
+        if (phases) {
+          phases->close(seconds_since(point_start));
+          sidecar.phases.add(*phases);
+        }
       }
       sessions.reset();
       if (close_profile_file(start->file, sidecar, csv, start->resumed, seconds_since(sweep_start), result)) {

@@ -16,6 +16,7 @@
 #include "profiler/device_baseline.hpp"
 #include "profiler/measure.hpp"
 #include "profiler/peak.hpp"
+#include "profiler/point_phases.hpp"
 #include "profiler/profile_writer.hpp"
 #include "profiler/sidecar.hpp"
 #include "profiler/timing_floors.hpp"
@@ -59,6 +60,7 @@ struct FileSummary {
 struct SweepResult {
   std::vector<FileSummary> files;
   SweepTiming timing;  // all files together
+  PhaseLedger phases;  // every measured point of every file
   TimingFloors floors;
   bool interrupted = false;
 };

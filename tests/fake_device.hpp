@@ -1,7 +1,7 @@
 // The one fake kernels::Device of the CPU tests: what it reports is scripted
 // (kind, name, L2 size, timer durations, clock readings, free memory, hardware
 // counters, the passes a collection takes and the kernels a run launched) and what it is
-// asked is counted (flushes, captures and their replays, kernel timers, clock readings,
+// asked is counted (flushes, captures and their replays, timers, kernel timers, clock readings,
 // counter collections), and the order of flushes, waits and counter passes logged.
 #pragma once
 
@@ -24,7 +24,7 @@ struct DeviceScript {
   std::deque<double> durations_us = {100.0};   // one per timed run (or run in a replay); the last repeats
   std::deque<kernels::ClockSample> clocks;     // one per sample_clock(); the last repeats; none: no clock
   std::size_t free_bytes = 0;
-  int flushes = 0, captures = 0, kernel_timers = 0, empty_runs = 0;
+  int flushes = 0, captures = 0, timers = 0, kernel_timers = 0, empty_runs = 0;
   int batches = 0, batched_launches = 0;       // graph replays and the runs they held
   std::vector<kernels::PreparedGemm*> last_capture;
   std::size_t clock_readings = 0;
@@ -128,7 +128,10 @@ class FakeDevice final : public kernels::Device {
     info.l2_bytes = script_.l2_bytes;
     return info;
   }
-  std::unique_ptr<kernels::Timer> make_timer() override { return std::make_unique<FakeTimer>(script_); }
+  std::unique_ptr<kernels::Timer> make_timer() override {
+    ++script_.timers;
+    return std::make_unique<FakeTimer>(script_);
+  }
   void flush_cache() override {
     ++script_.flushes;
     script_.device_log.push_back("flush");

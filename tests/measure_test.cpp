@@ -2,8 +2,12 @@
 // (flushes, timers, captured sequences, clocks) in each timing mode, and when it stops.
 #include <gtest/gtest.h>
 
+#include <deque>
+#include <vector>
+
 #include "fake_device.hpp"
 #include "profiler/measure.hpp"
+#include "profiler/sample_stats.hpp"
 
 namespace shapescope::profiler {
 namespace {
@@ -55,6 +59,39 @@ TEST(Measure, ColdSteadyKernelConvergesAtMinSamplesWithAFlushBeforeEach) {
   EXPECT_DOUBLE_EQ(m.timed_us_total, 7 * 250.0);
   EXPECT_FALSE(m.throttled);
   EXPECT_FALSE(m.clock_start.has_value());
+}
+
+TEST(Measure, ColdEventSamplesReachTheDeviceInGroupsAndStopWhereOneByOneWould) {
+  // Noisy, then steady: the rule is met somewhere past min_samples, inside a group.
+  std::deque<double> durations;
+  for (int i = 0; i < 6; ++i) durations.push_back(i % 2 ? 90.0 : 110.0);
+  for (int i = 0; i < 400; ++i) durations.push_back(100.0);
+  MeasureOptions options;
+  options.warmup_runs = 0;
+  options.min_samples = 5;
+  options.max_seconds_per_point = 1e9;
+  std::vector<double> seen;
+  int expected_samples = 0;
+  for (double duration : durations) {  // where the rule stops when it sees the samples one by one
+    seen.push_back(duration);
+    if (precise_enough(seen, options.min_samples, options.target_rel_stderr)) break;
+  }
+  expected_samples = int(seen.size());
+  ASSERT_GT(expected_samples, options.min_samples);
+
+  Script script;
+  script.durations_us = durations;
+  const Measurement m = run_with(script, options);
+  EXPECT_TRUE(m.converged);
+  EXPECT_EQ(m.samples, expected_samples);
+  double timed = 0;
+  for (int i = 0; i < expected_samples; ++i) timed += durations[std::size_t(i)];
+  EXPECT_DOUBLE_EQ(m.timed_us_total, timed);  // dropped samples are not timed time
+  // Every run enqueued had its flush; at most a group's worth past the stop, several timers in flight.
+  EXPECT_EQ(script.flushes, script.runs);
+  EXPECT_GE(script.runs, expected_samples);
+  EXPECT_LT(script.runs, expected_samples + 4);
+  EXPECT_GE(script.timers, options.min_samples);
 }
 
 TEST(Measure, NoisyKernelStopsAtMaxSamplesUnconverged) {

@@ -53,6 +53,27 @@ TEST(SampleOutput, OneRowOutputsBoundTheColumnsTheReferenceMustDequantize) {
   EXPECT_TRUE(cols.count(0) && cols.count(shape.n - 1));
 }
 
+TEST(SampleOutput, TheCheckedColumnsAreNestedAcrossMSoTheWeightRowsAreDecodedOnce) {
+  // The weights' rows a check reads are its sampled columns: at every M of a sweep they are the first ones of
+  // one sequence, so a larger M (more rows, fewer columns) needs no weight row a smaller M did not.
+  auto columns = [](int64_t m) {
+    std::set<int64_t> cols;
+    for (const auto& i : sample_output(GemmShape{m, 14336, 4096, 1}, 2048)) cols.insert(i.col);
+    return cols;
+  };
+  const std::set<int64_t> widest = columns(16);
+  EXPECT_GE(widest.size(), 500u);
+  for (const int64_t m : {64, 448, 1024, 4096, 8192}) {
+    const std::set<int64_t> cols = columns(m);
+    EXPECT_TRUE(std::includes(widest.begin(), widest.end(), cols.begin(), cols.end())) << "M=" << m;
+    EXPECT_TRUE(cols.count(0) && cols.count(14335)) << "M=" << m;
+  }
+  // Spread inside the 128-wide weight blocks: every offset class of 16 is hit.
+  std::set<int64_t> offsets;
+  for (const int64_t col : columns(4096)) offsets.insert(col % 128 / 8);
+  EXPECT_EQ(offsets.size(), 16u);
+}
+
 TEST(Reference, OperandsAreTheDequantizedSyntheticValues) {
   const ReferenceProblem problem{OperandFormat::fp8_blockscale, {4, 300, 260, 2}, 11, 22};
   // Column 129 of batch 1, row 3 lies in A's second 1x128 group and B's (row 200) block (1, 1).
@@ -101,6 +122,20 @@ TEST_F(CompareTest, PoisonCountsAsUnwrittenAndFails) {
   const CheckResult result = compare_with_reference(problem, indices, out);
   EXPECT_EQ(result.unwritten, 1);
   EXPECT_FALSE(result.passed(1e-2));
+}
+
+TEST_F(CompareTest, WeightRowsKeptFromAnEarlierCheckNeverStandInForOtherWeights) {
+  const std::vector<uint16_t> exact = exact_bf16();
+  ASSERT_TRUE(compare_with_reference(problem, indices, exact).passed(1e-2));
+  ReferenceProblem other = problem;
+  other.seed_b += 1;
+  EXPECT_FALSE(compare_with_reference(other, indices, exact).passed(1e-2));
+  ReferenceProblem wider = problem;
+  wider.shape.n += 1;  // another weight shape: the rows are other rows
+  EXPECT_FALSE(compare_with_reference(wider, indices, exact).passed(1e-2));
+  const CheckResult again = compare_with_reference(problem, indices, exact);
+  EXPECT_TRUE(again.passed(1e-2));
+  EXPECT_LE(again.rel_err, std::exp2(-8.0));
 }
 
 TEST_F(CompareTest, WrongWeightsFail) {

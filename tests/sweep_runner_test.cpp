@@ -366,6 +366,58 @@ TEST_F(SweepRunnerTest, EventTimingUsesOneSessionAndSaysSoInEveryRow) {
   }
 }
 
+// A gemm whose comparison says on which thread it ran and whether the samples were timed before it ended.
+class ComparedGemm final : public kernels::PreparedGemm {
+ public:
+  void run() override { ++counters.runs; }
+  kernels::CheckResult check() override { return begin_check()(); }
+  std::function<kernels::CheckResult()> begin_check() override {
+    return [] {
+      compared_on = std::this_thread::get_id();
+      kernels::CheckResult result;
+      result.elements_checked = 1;
+      result.rel_err = 0.25;  // fails: the result must reach the row whichever thread computed it
+      return result;
+    };
+  }
+  std::string launch_name() const override { return "compared"; }
+  double min_bytes() const override { return 1e6; }
+  static inline std::thread::id compared_on;
+};
+
+class ComparedSession final : public kernels::GemmSession {
+ public:
+  std::size_t activation_bytes(int64_t) const override { return 0; }
+  std::unique_ptr<kernels::PreparedGemm> prepare(int64_t, uint64_t) override {
+    return std::make_unique<ComparedGemm>();
+  }
+};
+
+TEST_F(SweepRunnerTest, TheReferenceComparisonRunsBesideTheTimingOnAGpuAndBeforeItOnTheCpu) {
+  kernels::KernelEntry entry = kernels::find_kernel(kFakeKernel);
+  entry.name = "test_fake_compared_kernel";
+  entry.open = [](kernels::Device&, const kernels::WeightShape&, uint64_t) -> std::unique_ptr<kernels::GemmSession> {
+    return std::make_unique<ComparedSession>();
+  };
+  kernels::register_kernel(entry);
+  plan.kernels = {entry.name};
+  plan.m_values = {4};
+  plan.steady_warm_up = false;
+  for (const kernels::BackendKind kind : {kernels::BackendKind::cuda, kernels::BackendKind::cpu}) {
+    script.kind = kind;
+    fs::remove_all(out);
+    fs::create_directories(out);
+    const SweepResult result = run_sweep(device, plan);
+    EXPECT_EQ(ComparedGemm::compared_on != std::this_thread::get_id(), kind == kernels::BackendKind::cuda)
+        << kernels::to_string(kind);
+    const auto rows = read_profile_csv(out / profile_file_name(plan.problems[0], entry.name));
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].status, kStatusNumericalFail);
+    EXPECT_DOUBLE_EQ(rows[0].rel_err, 0.25);
+    EXPECT_EQ(result.phases.points(), 1);
+  }
+}
+
 TEST(ProfileFileName, CarriesShapeBatchAndKernel) {
   GemmProblem problem{"deepseek_v3", "attn_mqa_absorbed", 8, 512, 128, 16};
   EXPECT_EQ(profile_file_name(problem, "k"), "deepseek_v3_attn_mqa_absorbed_tp8_N512_K128_B16_k.csv");

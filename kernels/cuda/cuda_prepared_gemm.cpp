@@ -24,12 +24,14 @@ std::vector<uint16_t> run_on_poisoned_output(PreparedGemm& gemm, cudaStream_t st
   return gather_bf16(output, layout, indices, stream);
 }
 
-CheckResult CudaPreparedGemm::check() {
+std::function<CheckResult()> CudaPreparedGemm::begin_check() {
   if (!output_) throw std::logic_error("CudaPreparedGemm::check before set_output");
-  const std::vector<OutputIndex> indices = sample_output(problem_.shape, kCheckSampleElements);
-  const std::vector<uint16_t> outputs =
+  std::vector<OutputIndex> indices = sample_output(problem_.shape, kCheckSampleElements);
+  std::vector<uint16_t> outputs =
       run_on_poisoned_output(*this, device_.stream(), output_, output_count_, output_layout_, indices);
-  return compare_with_reference(problem_, indices, outputs);
+  return [problem = problem_, indices = std::move(indices), outputs = std::move(outputs)] {
+    return compare_with_reference(problem, indices, outputs);
+  };
 }
 
 double CudaPreparedGemm::min_bytes() const {

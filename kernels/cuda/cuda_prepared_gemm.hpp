@@ -1,11 +1,13 @@
 // The part every CUDA PreparedGemm shares: the reference check (poison the bf16
-// output, run once, gather a deterministic sample, compare with float64), the
+// output, run once, gather a deterministic sample; then compare with float64, which
+// the sweep runs on another thread while the device is timed), the
 // fewest bytes a run must move.
 // A kernel derives from it, fills its operands, calls set_output(), and implements run().
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <vector>
 
 #include "kernels/cuda/cuda_device.hpp"
@@ -25,7 +27,8 @@ std::vector<uint16_t> run_on_poisoned_output(PreparedGemm& gemm, cudaStream_t st
 
 class CudaPreparedGemm : public PreparedGemm {
  public:
-  CheckResult check() override;
+  CheckResult check() final { return begin_check()(); }
+  std::function<CheckResult()> begin_check() override;
   double min_bytes() const override;
   const ReferenceProblem& problem() const { return problem_; }
 
