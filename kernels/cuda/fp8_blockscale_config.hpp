@@ -13,8 +13,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -148,10 +150,14 @@ struct GridCostModel {
   double hbm_bytes_per_us = 2.88e6;  // DeepSeek-V3 TP1 gate_up at decode: 264 MB in 100-104 µs
   // One SM's intake of stage bytes per tile shape, as fitted (the rate a unit's K blocks reach
   // in the short grids of M <= 512, where most of the points lie).
+  double intake_64x128 = 103.0e3;
+  double intake_128x128 = 79.5e3;
+  double intake_192x128 = 77.0e3;
+  double intake_128x256 = 68.0e3;
   double intake_bytes_per_us(const Fp8BlockscaleConfig& config) const {
-    if (config.row_groups == 1) return 103.0e3;
-    if (config.row_groups == 3) return 77.0e3;
-    return config.block_n == 256 ? 68.0e3 : 79.5e3;
+    if (config.row_groups == 1) return intake_64x128;
+    if (config.row_groups == 3) return intake_192x128;
+    return config.block_n == 256 ? intake_128x256 : intake_128x128;
   }
   // Where A outgrows half the L2 it no longer stays there while the B columns pass, and
   // every tile shape's intake drops by this factor (the M >= 4096 points with A >= 29 MB).
@@ -277,7 +283,9 @@ inline const Fp8CostedConfig& cheapest_fp8_config(const std::vector<Fp8CostedCon
   return *best;
 }
 
-inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, const Fp8DeviceSpec& spec) {
+// The choice under `model` (bench/cost_model_fit tries refitted constants through it).
+inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, const Fp8DeviceSpec& spec,
+                                                        const GridCostModel& model) {
   // Candidates: every compiled instance (64-row streaming tiles only at decode sizes), each
   // with every split it runs that the device holds.
   const int forced_rows = forced_fp8_setting("SHAPESCOPE_FP8_ROW_GROUPS");
@@ -285,7 +293,6 @@ inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, 
   const int forced_split = forced_fp8_setting("SHAPESCOPE_FP8_SPLIT_K");
   const bool forced_tile = forced_rows > 0 || forced_n > 0;
   const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
-  const GridCostModel model;
   std::vector<Fp8CostedConfig> costed;
   for (const Fp8Instance& instance : kFp8Instances) {
     const bool wanted = forced_tile ? instance.row_groups == std::max(forced_rows, 1) &&
@@ -313,10 +320,30 @@ inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, 
   return cheapest_fp8_config(costed).config;
 }
 
+inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, const Fp8DeviceSpec& spec) {
+  return choose_fp8_blockscale_config(shape, spec, GridCostModel{});
+}
+
 inline std::string describe(const Fp8BlockscaleConfig& config) {
   return "ws_m" + std::to_string(config.block_m()) + "n" + std::to_string(config.block_n) + "k128_kgroups" +
          std::to_string(config.k_groups) + "_s" + std::to_string(config.stages()) + "_splitk" +
          std::to_string(config.split_k) + "_grid" + std::to_string(config.ctas);
+}
+
+// The configuration a name written by describe() holds, found anywhere in `text` (a profile's
+// kernel_name, "fp8_blockscale/ws_m64n128k128_kgroups2_s6_splitk1_grid132+pdl"); nullopt when
+// it holds none. kblocks_per_split is not in the name and stays 1.
+inline std::optional<Fp8BlockscaleConfig> parse_fp8_config_name(const std::string& text) {
+  const std::size_t at = text.find("ws_m");
+  if (at == std::string::npos) return std::nullopt;
+  int block_m = 0, block_k = 0, stages = 0;
+  Fp8BlockscaleConfig config;
+  if (std::sscanf(text.c_str() + at, "ws_m%dn%dk%d_kgroups%d_s%d_splitk%d_grid%d", &block_m, &config.block_n,
+                  &block_k, &config.k_groups, &stages, &config.split_k, &config.ctas) != 7 ||
+      block_m % 64 != 0 || block_m < 64 || block_k != kFp8BlockK)
+    return std::nullopt;
+  config.row_groups = block_m / 64;
+  return config;
 }
 
 }  // namespace shapescope::kernels::cuda
