@@ -391,6 +391,12 @@ void report(const std::vector<ShapePoints>& shapes, const GridCostModel& model, 
                 static_cast<long long>(v.m), tile_name(v.chosen).c_str(), v.chosen_measured->us,
                 tile_name(v.best->config).c_str(), v.best->us, v.regret());
   }
+  std::string unmeasured_list;
+  for (std::size_t i = 0; i < all_verdicts.size(); ++i)
+    if (!all_verdicts[i].chosen_measured)
+      unmeasured_list += fmt::format("  {} M={}: {}\n", verdict_shape[i], all_verdicts[i].m,
+                                     describe(all_verdicts[i].chosen));
+  if (!unmeasured_list.empty()) std::printf("choices no profile ran (measure them to judge):\n%s", unmeasured_list.c_str());
   std::size_t fitted = 0;
   const double rms = rms_log_error(shapes, model, spec, options.min_us, &fitted);
   std::printf("fit: rms log(measured/modelled) %.4f over %zu measured configurations above %.0f us\n", rms, fitted,
