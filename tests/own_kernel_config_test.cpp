@@ -6,6 +6,7 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/model_catalog.hpp"
@@ -33,16 +34,27 @@ struct WeightCase {
   int64_t n, k;
 };
 // DeepSeek-V3's TP8 GEMMs from the shipped catalog (one declaration of the shape list).
+std::vector<WeightCase> catalog_shapes(const std::string& model, int tp) {
+  std::vector<WeightCase> found;
+  for (const GemmProblem& problem : ModelCatalog::load_default().problems(model, "all", tp)) {
+    const bool seen = std::any_of(found.begin(), found.end(), [&](const WeightCase& w) {
+      return w.n == problem.n && w.k == problem.k;
+    });
+    if (problem.batch_count == 1 && !seen) found.push_back({problem.n, problem.k});
+  }
+  return found;
+}
 const std::vector<WeightCase>& deepseek_tp8() {
+  static const std::vector<WeightCase> shapes = catalog_shapes("deepseek_v3", 8);
+  return shapes;
+}
+// The shapes of the sweeps: DeepSeek-V3 at TP8 and TP1, llama3_8b at TP2.
+const std::vector<WeightCase>& swept_shapes() {
   static const std::vector<WeightCase> shapes = [] {
-    std::vector<WeightCase> found;
-    for (const GemmProblem& problem : ModelCatalog::load_default().problems("deepseek_v3", "all", 8)) {
-      const bool seen = std::any_of(found.begin(), found.end(), [&](const WeightCase& w) {
-        return w.n == problem.n && w.k == problem.k;
-      });
-      if (problem.batch_count == 1 && !seen) found.push_back({problem.n, problem.k});
-    }
-    return found;
+    std::vector<WeightCase> all = deepseek_tp8();
+    for (const auto& [model, tp] : {std::pair<std::string, int>{"deepseek_v3", 1}, {"llama3_8b", 2}})
+      for (const WeightCase& w : catalog_shapes(model, tp)) all.push_back(w);
+    return all;
   }();
   return shapes;
 }
@@ -146,7 +158,9 @@ TEST(Fp8BlockscaleConfig, ConfigurationsFitTheDevicesSharedMemory) {
 }
 
 // A GPU with more SMs and at least as many resident clusters of every split never runs a
-// shape slower (modelled) or on fewer CTAs: the same candidates cost the same or less there.
+// shape on fewer CTAs, nor (modelled) slower than the H100's configuration would run there,
+// which is one of its candidates. It is not always faster than the H100 itself: the grid of
+// more SMs can end in a worse-balanced last round (v13, N=7168 K=256 at M=735: 5% slower).
 TEST(Fp8BlockscaleConfig, MoreMultiprocessorsNeverRunSlowerOrOnFewerCtas) {
   const GridCostModel model;
   for (const WeightCase& w : deepseek_tp8()) {
@@ -154,10 +168,11 @@ TEST(Fp8BlockscaleConfig, MoreMultiprocessorsNeverRunSlowerOrOnFewerCtas) {
       const GemmShape shape{m, w.n, w.k, 1};
       const Fp8BlockscaleConfig on_h100 = choose_fp8_blockscale_config(shape, kH100);
       const Fp8BlockscaleConfig on_large = choose_fp8_blockscale_config(shape, kLargeGpu);
+      const Fp8BlockscaleConfig h100_choice_on_large = with_split(on_h100, shape, on_h100.split_k, kLargeGpu);
       SCOPED_TRACE(trace(kH100, shape, on_h100) + " / " + describe(on_large));
       // The choice may stop short of the cheapest by the heuristic's 3% tie band.
       EXPECT_LE(model.microseconds(shape, on_large, on_large.split_k, kLargeGpu),
-                model.microseconds(shape, on_h100, on_h100.split_k, kH100) / 0.97);
+                model.microseconds(shape, h100_choice_on_large, h100_choice_on_large.split_k, kLargeGpu) / 0.97);
       EXPECT_GE(on_large.ctas, on_h100.ctas);
     }
   }
@@ -188,16 +203,14 @@ TEST(Fp8BlockscaleConfig, SplitsAndTilesWhereMeasurementsSaidTheyPay) {
 
 // The choice is the model's envelope along M: a larger M never switches to a configuration
 // the model prices above running that M with the configuration the smaller M chose (only to
-// save a split may it, within the tie band), and the modelled time never drops by more
-// than the band as M grows. On an H100, llama3_8b gate_up (TP2) switched from 128 x 256 at
-// M=896 to 128 x 128 at M=912-944, priced above 128 x 256 there, and lost 16-18% MFU.
+// save a split may it, within the tie band). On an H100, llama3_8b gate_up (TP2) switched from
+// 128 x 256 at M=896 to 128 x 128 at M=912-944, priced above 128 x 256 there, and lost 16-18%
+// MFU. The modelled time itself may dip as M grows where a larger M balances the rounds of an
+// HBM-bound grid better (v13, N=7168 K=256: M=1040 3.7% below a smaller M), so that is not asserted.
 TEST(Fp8BlockscaleConfig, LargerMNeverSwitchesToAConfigurationModelledSlower) {
   const GridCostModel model;
-  std::vector<WeightCase> shapes = {{14336, 4096}, {36864, 7168}};  // llama3_8b gate_up TP2, DeepSeek-V3 TP1 gate_up
-  shapes.insert(shapes.end(), deepseek_tp8().begin(), deepseek_tp8().end());
-  for (const WeightCase& w : shapes) {
+  for (const WeightCase& w : swept_shapes()) {
     std::optional<Fp8BlockscaleConfig> previous;
-    double slowest = 0;
     for (int64_t m = 16; m <= 8192; m += 16) {
       const GemmShape shape{m, w.n, w.k, 1};
       const Fp8BlockscaleConfig chosen = choose_fp8_blockscale_config(shape, kH100);
@@ -209,11 +222,28 @@ TEST(Fp8BlockscaleConfig, LargerMNeverSwitchesToAConfigurationModelledSlower) {
         const double allowed = chosen.split_k < kept.split_k ? kept_us / (1.0 - kFp8SplitTieBand) : kept_us;
         EXPECT_LE(us, allowed) << "switched from " << describe(kept) << " (" << kept_us << " us)";
       }
-      EXPECT_GE(us, (1.0 - kFp8SplitTieBand) * slowest) << "a larger M modelled faster";
-      slowest = std::max(slowest, us);
       previous = chosen;
     }
   }
+}
+
+// Profiles name the configuration in kernel_name; bench/cost_model_fit reads it back.
+TEST(Fp8BlockscaleConfig, ConfigurationNamesReadBack) {
+  for (const Fp8Instance& instance : kFp8Instances) {
+    for (int split = instance.cluster_split ? 2 : 1; split <= (instance.cluster_split ? kFp8MaxSplit : 1); ++split) {
+      const Fp8BlockscaleConfig config = with_split(instance.with_split_k(split), GemmShape{256, 7168, 7168, 1}, split, kH100);
+      const std::optional<Fp8BlockscaleConfig> read = parse_fp8_config_name("fp8_blockscale/" + describe(config) + "+pdl");
+      ASSERT_TRUE(read.has_value()) << describe(config);
+      EXPECT_EQ(describe(*read), describe(config));
+      EXPECT_EQ(read->row_groups, config.row_groups);
+      EXPECT_EQ(read->k_groups, config.k_groups);
+      EXPECT_EQ(read->block_n, config.block_n);
+      EXPECT_EQ(read->split_k, config.split_k);
+    }
+  }
+  EXPECT_FALSE(parse_fp8_config_name("cublasLt algo=66 tile=128x128").has_value());
+  EXPECT_FALSE(parse_fp8_config_name("ws_m96n128k128_kgroups1_s4_splitk1_grid132").has_value());  // not 64-row groups
+  EXPECT_FALSE(parse_fp8_config_name("ws_m128n128k64_kgroups1_s4_splitk1_grid132").has_value());  // another K block
 }
 
 // `profile --list-kernels` shows the configuration for the GPU present, or says it used the

@@ -13,8 +13,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -141,28 +143,32 @@ inline bool fp8_fits_device(const Fp8BlockscaleConfig& config, const Fp8DeviceSp
 // from HBM: the B columns its tiles touch and its share of A and C (a partial last round
 // pulls less, so a tail of few tiles runs at the SMs' pace, not at HBM's). Split-K adds
 // rank 0's pass over the other ranks' partial tiles and a fixed cost for the cluster.
-// Constants: a least-squares fit of the log error to the 1048 H100 points above 9 µs of this
-// kernel (committed profiles and kernel_bench tables measured at 96b0225); KERNEL_NOTES v12.
+// Constants: a least-squares fit of the log error (bench/cost_model_fit --fit) to the 2245
+// graph-timed H100 points above 9 µs of every tile forced on six shapes, M = 16..4096, and the
+// decode splits forced (profiles/.../calibration at f4ae3b1); KERNEL_NOTES v13.
 // The model prices a GEMM through its Work, so dense and grouped GEMMs share it.
 struct GridCostModel {
-  double hbm_bytes_per_us = 2.88e6;  // DeepSeek-V3 TP1 gate_up at decode: 264 MB in 100-104 µs
-  // One SM's intake of stage bytes per tile shape, as fitted (the rate a unit's K blocks reach
-  // in the short grids of M <= 512, where most of the points lie).
+  double hbm_bytes_per_us = 2.58e6;  // DeepSeek-V3 TP1 gate_up at decode: 264 MB in 100 µs (graph-timed)
+  // One SM's intake of stage bytes per tile shape, as fitted.
+  double intake_64x128 = 91.8e3;
+  double intake_128x128 = 74.2e3;
+  double intake_192x128 = 71.5e3;
+  double intake_128x256 = 67.2e3;
   double intake_bytes_per_us(const Fp8BlockscaleConfig& config) const {
-    if (config.row_groups == 1) return 103.0e3;
-    if (config.row_groups == 3) return 77.0e3;
-    return config.block_n == 256 ? 68.0e3 : 79.5e3;
+    if (config.row_groups == 1) return intake_64x128;
+    if (config.row_groups == 3) return intake_192x128;
+    return config.block_n == 256 ? intake_128x256 : intake_128x128;
   }
   // Where A outgrows half the L2 it no longer stays there while the B columns pass, and
   // every tile shape's intake drops by this factor (the M >= 4096 points with A >= 29 MB).
-  double intake_with_a_beyond_l2 = 0.90;
-  double tensor_us = 0.14;            // one 64 x 128 x 128 block product
-  double chain_us = 0.27;             // one warpgroup's K block: wgmma, wait, promotion
-  double startup_us = 5.8;            // launch and the cold-L2 measurement floor
-  double unit_us = 0.5;               // a unit's end: K-group sums, staging C, a barrier
-  double store_bytes_per_us = 36.0e3; // one SM's share of writing output tiles out
-  double split_fixed_us = 3.6;
-  double partial_tile_us = 0.72;      // rank 0 pulling one 64 x 128 f32 partial tile from another SM
+  double intake_with_a_beyond_l2 = 0.95;
+  double tensor_us = 0.173;           // one 64 x 128 x 128 block product
+  double chain_us = 0.377;            // one warpgroup's K block: wgmma, wait, promotion
+  double startup_us = 3.19;           // launch and the graph-timed measurement floor
+  double unit_us = 0.257;             // a unit's end: K-group sums, staging C, a barrier
+  double store_bytes_per_us = 42.4e3; // one SM's share of writing output tiles out
+  double split_fixed_us = 2.57;
+  double partial_tile_us = 1.04;      // rank 0 pulling one 64 x 128 f32 partial tile from another SM
 
   // What the model needs of a GEMM under one tile shape.
   struct Work {
@@ -277,7 +283,9 @@ inline const Fp8CostedConfig& cheapest_fp8_config(const std::vector<Fp8CostedCon
   return *best;
 }
 
-inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, const Fp8DeviceSpec& spec) {
+// The choice under `model` (bench/cost_model_fit tries refitted constants through it).
+inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, const Fp8DeviceSpec& spec,
+                                                        const GridCostModel& model) {
   // Candidates: every compiled instance (64-row streaming tiles only at decode sizes), each
   // with every split it runs that the device holds.
   const int forced_rows = forced_fp8_setting("SHAPESCOPE_FP8_ROW_GROUPS");
@@ -285,7 +293,6 @@ inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, 
   const int forced_split = forced_fp8_setting("SHAPESCOPE_FP8_SPLIT_K");
   const bool forced_tile = forced_rows > 0 || forced_n > 0;
   const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
-  const GridCostModel model;
   std::vector<Fp8CostedConfig> costed;
   for (const Fp8Instance& instance : kFp8Instances) {
     const bool wanted = forced_tile ? instance.row_groups == std::max(forced_rows, 1) &&
@@ -313,10 +320,30 @@ inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, 
   return cheapest_fp8_config(costed).config;
 }
 
+inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, const Fp8DeviceSpec& spec) {
+  return choose_fp8_blockscale_config(shape, spec, GridCostModel{});
+}
+
 inline std::string describe(const Fp8BlockscaleConfig& config) {
   return "ws_m" + std::to_string(config.block_m()) + "n" + std::to_string(config.block_n) + "k128_kgroups" +
          std::to_string(config.k_groups) + "_s" + std::to_string(config.stages()) + "_splitk" +
          std::to_string(config.split_k) + "_grid" + std::to_string(config.ctas);
+}
+
+// The configuration a name written by describe() holds, found anywhere in `text` (a profile's
+// kernel_name, "fp8_blockscale/ws_m64n128k128_kgroups2_s6_splitk1_grid132+pdl"); nullopt when
+// it holds none. kblocks_per_split is not in the name and stays 1.
+inline std::optional<Fp8BlockscaleConfig> parse_fp8_config_name(const std::string& text) {
+  const std::size_t at = text.find("ws_m");
+  if (at == std::string::npos) return std::nullopt;
+  int block_m = 0, block_k = 0, stages = 0;
+  Fp8BlockscaleConfig config;
+  if (std::sscanf(text.c_str() + at, "ws_m%dn%dk%d_kgroups%d_s%d_splitk%d_grid%d", &block_m, &config.block_n,
+                  &block_k, &config.k_groups, &stages, &config.split_k, &config.ctas) != 7 ||
+      block_m % 64 != 0 || block_m < 64 || block_k != kFp8BlockK)
+    return std::nullopt;
+  config.row_groups = block_m / 64;
+  return config;
 }
 
 }  // namespace shapescope::kernels::cuda
