@@ -147,7 +147,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
   device.set_programmatic_launch(plan.programmatic_launch);
   // Drift must not pose as shape: start from a settled clock and flag points measured below it.
   const double steady_clock_mhz =
-      plan.steady_warm_up && device.kind() == kernels::BackendKind::cuda
+      plan.steady_warm_up && device.kind() != kernels::BackendKind::cpu  // CUDA and HIP GPUs
           ? warm_up_for_sweep(device, plan.m_values, plan.problems, plan.kernels, plan.seed)
           : 0;
   result.floors = measure_timing_floors(device, plan.measure);

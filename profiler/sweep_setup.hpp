@@ -20,8 +20,8 @@ struct ProfileRequest {
   std::string model;
   std::string module = "all";
   int tp = 1;
-  std::vector<std::string> kernels;  // empty: every kernel of the backend
-  std::string backend = "auto";      // auto | cpu | cuda
+  std::vector<std::string> kernels;  // empty: every kernel of the backend profiled by default
+  std::string backend = "auto";      // auto | cpu | cuda | hip
   MSweepSpec m_sweep;                // preset "" = the backend's default (cuda: fairyspeed, cpu: cpu)
   MeasureOptions measure;
   std::string out;                   // "" = profiles/<device-slug>
