@@ -56,7 +56,7 @@ void check_numeric_options(const ProfileRequest& request);
 // --seed: a whole number from 0 to 2^64-1 ("-1" is refused, not wrapped around). Throws UserError.
 uint64_t parse_seed(const std::string& text);
 
-// Registers the CPU and (when compiled) CUDA kernels; idempotent.
+// Registers the CPU and (when compiled) CUDA and HIP kernels; idempotent.
 void register_all_kernels();
 // Throws UserError naming the bad input and the fix.
 SweepSetup prepare_sweep(const ProfileRequest& request);
