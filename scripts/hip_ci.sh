@@ -2,10 +2,12 @@
 # Compiles the HIP backend for gfx90a and gfx940 with the installed hipcc (Debian's HIP 5.2 in CI:
 # scripts/setup.sh --hip) and checks that the gfx940 code object of hip_fp8_blockscale holds the FP8
 # matrix instruction v_mfma_f32_32x32x16_fp8_fp8. Compile-only: nothing here runs on an AMD GPU.
-# Skips (exit 0, says so) when hipcc is absent. Builds into build-hip/ (or $1).
+# Skips (exit 0, says so) when hipcc is absent. Builds into build-hip/ (or $1) with $HIP_CI_JOBS
+# parallel jobs (default: every core).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-hip}
+jobs=${HIP_CI_JOBS:-$(nproc)}
 
 if ! command -v hipcc >/dev/null; then
   echo "hip_ci: SKIPPED: no hipcc on PATH (scripts/setup.sh --hip installs Debian's HIP as root)"
@@ -25,10 +27,10 @@ bundler=$(tool clang-offload-bundler)
 objcopy=$(tool llvm-objcopy)
 objdump=$(tool llvm-objdump)
 
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHAPESCOPE_CUDA=OFF -DSHAPESCOPE_TESTS=OFF \
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSHAPESCOPE_CUDA=OFF -DSHAPESCOPE_TESTS=OFF \
   -DSHAPESCOPE_HIP=ON "-DSHAPESCOPE_HIP_ARCHITECTURES=gfx90a;gfx940" >/dev/null
 # Only the HIP code objects: the host C++ around them is what every other build compiles already.
-cmake --build "$build" -j"$(nproc)" --target shapescope_hip_objects
+cmake --build "$build" -j"$jobs" --target shapescope_hip_objects
 
 object="$build/kernels/hip/hip_fp8_blockscale.o"
 work=$(mktemp -d)
