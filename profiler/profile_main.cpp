@@ -65,7 +65,7 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
   app.add_flag("--list-kernels", list_kernels, "list kernels with their formats and heuristic configs");
   app.add_flag("--list-models", list_models, "list the model catalog");
   app.add_option("--backend", request.backend, "auto | cpu | cuda | hip")->capture_default_str();
-  app.add_option("--m-preset", request.m_sweep.preset, "fairyspeed | cudagraph | large | cpu (default: cuda fairyspeed, cpu cpu)");
+  app.add_option("--m-preset", request.m_sweep.preset, "fairyspeed | cudagraph | large | cpu (default: GPU fairyspeed, cpu cpu)");
   app.add_option("--m-range", request.m_sweep.ranges, "START:STOP:STEP, STOP inclusive (repeatable)");
   app.add_option("--m-list", request.m_sweep.lists, "comma-separated M values (repeatable)");
   app.add_flag("--allow-large-sweep", request.m_sweep.allow_large,
@@ -158,6 +158,13 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
     }
     request.progress = request.progress || isatty(STDERR_FILENO);
     request.warm_up = !no_warm_up;
+    if (output_format != "shapescope" && output_format != "aiter")
+      throw UserError(fmt::format("--format '{}' is not shapescope or aiter", output_format));
+    const bool scaled_out = !scale_out.shard.empty() || !scale_out.merge.empty() || !scale_out.gpus.empty() ||
+                            scale_out.workers > 0 || scale_out.worker_slot >= 0;
+    if (output_format == "aiter" && scaled_out)
+      throw UserError("--format aiter is written by a single-process run; drop --shard/--merge/--gpus/--workers, "
+                      "or --format");
     if (const auto code = profiler::run_scale_out(scale_out, request, std::vector<std::string>(argv, argv + argc))) {
       return *code;
     }
@@ -167,8 +174,6 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
       fmt::print(stderr, "profile: interrupted during setup; nothing was measured\n");
       return kExitInterrupted;
     }
-    if (output_format != "shapescope" && output_format != "aiter")
-      throw UserError(fmt::format("--format '{}' is not shapescope or aiter", output_format));
     if (output_format == "aiter" && setup.grouped)
       throw UserError("--format aiter writes dense GEMM tables; drop --module experts / --grouped-preset, or --format");
     if (counters && setup.grouped) {

@@ -107,9 +107,12 @@ TEST_F(AiterExportCli, ProfileWritesATableWithTheMeasuredTimes) {
   fs::remove_all(out);
 }
 
-TEST_F(AiterExportCli, UnknownFormatIsAUserError) {
+TEST_F(AiterExportCli, UnknownFormatAndScaleOutAreUserErrors) {
   testing_support::expect_user_error("--model qwen3_4b --module o_proj --tp 8 --backend cpu --format parquet",
                                      {"--format 'parquet'", "shapescope or aiter"});
+  testing_support::expect_user_error(
+      "--model qwen3_4b --module o_proj --tp 8 --backend cpu --format aiter --workers 2 --out /tmp/unused",
+      {"--format aiter", "single-process", "--workers"});
 }
 
 }  // namespace
