@@ -7,7 +7,7 @@
 namespace shapescope::kernels {
 
 // Bytes moved per µs (bytes read plus bytes written): the median of repeated copies of 1 GiB on
-// a GPU, 64 MiB on the CPU (either well beyond the last-level cache).
+// a CUDA GPU, 64 MiB on the CPU (either well beyond the last-level cache); 0 (unknown) on the HIP backend.
 double measure_copy_bandwidth(Device& device);
 
 }  // namespace shapescope::kernels

@@ -1,7 +1,11 @@
-// FP8 E4M3 ("fn": no infinities, one NaN pattern per sign, max 448), encoded
-// and decoded bit-exactly in software so the CPU backend, the synthetic operands
-// and the reference agree with the GPU's cvt instructions (round to nearest even,
-// saturating to ±448 as __nv_cvt_float_to_fp8(..., __NV_SATFINITE, __NV_E4M3) does).
+// FP8 E4M3 in its two flavours, encoded and decoded bit-exactly in software so the CPU
+// backend, the synthetic operands and the reference agree with the GPUs' cvt instructions
+// (round to nearest even, saturating to the largest finite value):
+//   e4m3     (OCP "fn", NVIDIA and gfx950): bias 7, S.1111.111 is NaN, ±0, max 448, as
+//            __nv_cvt_float_to_fp8(..., __NV_SATFINITE, __NV_E4M3) does;
+//   e4m3fnuz (gfx940..gfx942's FP8): bias 8, 0x80 is the only NaN, no -0, max 240.
+// The same bits read as fnuz are half their e4m3 value (bias one higher), which is how
+// e4m3 operands reach an fnuz matrix core: e4m3_code_as_fnuz() and the scale doubled.
 #pragma once
 
 #include <cmath>
@@ -14,19 +18,47 @@ namespace shapescope::kernels {
 
 constexpr float kE4m3Max = 448.0f;
 
-SHAPESCOPE_HD float decode_e4m3(uint8_t code) {
-  const int sign = code >> 7;
+// Magnitude of the 7 low bits for exponent bias `bias`, before either flavour's NaN rule.
+SHAPESCOPE_HD float decode_e4m3_magnitude(int code, int bias) {
   const int exponent = (code >> 3) & 0xF;
   const int mantissa = code & 0x7;
+  if (exponent == 0) return ldexpf(float(mantissa), -bias - 2);  // subnormal: m/8 * 2^(1-bias)
+  return ldexpf(float(8 + mantissa), exponent - bias - 3);       // (1 + m/8) * 2^(e-bias)
+}
+
+SHAPESCOPE_HD float decode_e4m3(uint8_t code) {
+  const float magnitude = (code & 0x7F) == 0x7F ? NAN : decode_e4m3_magnitude(code, 7);
+  return (code >> 7) ? -magnitude : magnitude;
+}
+
+SHAPESCOPE_HD float decode_e4m3fnuz(uint8_t code) {
+  if (code == 0x80) return NAN;
+  const float magnitude = decode_e4m3_magnitude(code, 8);
+  return (code >> 7) ? -magnitude : magnitude;
+}
+
+// The 7 low bits nearest to a finite |value| (ties to even) for exponent bias kBias,
+// saturating at kMaxCode.
+template <int kBias, uint8_t kMaxCode>
+SHAPESCOPE_HD uint8_t encode_e4m3_magnitude(uint32_t magnitude_bits) {
+  constexpr float kSmallestNormal = 1.0f / float(1 << (kBias - 1));  // 2^(1-bias)
+  constexpr float kSubnormalSteps = float(1 << (kBias + 2));         // subnormals are a grid of 2^(-2-bias)
   float magnitude;
-  if (exponent == 0xF && mantissa == 0x7) {
-    magnitude = NAN;
-  } else if (exponent == 0) {
-    magnitude = ldexpf(float(mantissa), -9);  // subnormal: m/8 * 2^-6
-  } else {
-    magnitude = ldexpf(float(8 + mantissa), exponent - 10);  // (1 + m/8) * 2^(e-7)
+  memcpy(&magnitude, &magnitude_bits, sizeof magnitude);
+  if (magnitude < kSmallestNormal) {
+    return uint8_t(rintf(magnitude * kSubnormalSteps));  // round half to even; 8 is the smallest normal
   }
-  return sign ? -magnitude : magnitude;
+  int exponent = int(magnitude_bits >> 23) - 127 + kBias;
+  uint32_t mantissa = (magnitude_bits & 0x7FFFFFu) >> 20;
+  const uint32_t remainder = magnitude_bits & 0xFFFFFu;
+  if (remainder > 0x80000u || (remainder == 0x80000u && (mantissa & 1u))) ++mantissa;
+  if (mantissa == 8) {
+    mantissa = 0;
+    ++exponent;
+  }
+  if (exponent > 15) return kMaxCode;  // infinity lands here too
+  const uint8_t code = uint8_t(exponent << 3 | int(mantissa));
+  return code > kMaxCode ? kMaxCode : code;
 }
 
 SHAPESCOPE_HD uint8_t encode_e4m3(float value) {
@@ -34,23 +66,21 @@ SHAPESCOPE_HD uint8_t encode_e4m3(float value) {
   memcpy(&bits, &value, sizeof bits);
   const uint8_t sign = uint8_t((bits >> 31) << 7);
   if (value != value) return uint8_t(sign | 0x7F);
-  const float magnitude = fabsf(value);
-  if (magnitude >= kE4m3Max) return uint8_t(sign | 0x7E);  // saturate (inf too)
-  if (magnitude < 0.015625f) {                             // below 2^-6: subnormal grid of 2^-9
-    const float units = rintf(magnitude * 512.0f);         // round half to even
-    return uint8_t(sign | uint8_t(units));                 // units == 8 is the smallest normal, 0x08
-  }
-  const uint32_t mag_bits = bits & 0x7FFFFFFFu;
-  int exponent = int(mag_bits >> 23) - 127 + 7;
-  uint32_t mantissa = (mag_bits & 0x7FFFFFu) >> 20;
-  const uint32_t remainder = mag_bits & 0xFFFFFu;
-  if (remainder > 0x80000u || (remainder == 0x80000u && (mantissa & 1u))) ++mantissa;
-  if (mantissa == 8) {
-    mantissa = 0;
-    ++exponent;
-  }
-  if (exponent > 15 || (exponent == 15 && mantissa == 7)) return uint8_t(sign | 0x7E);
-  return uint8_t(sign | uint8_t(exponent << 3) | uint8_t(mantissa));
+  return uint8_t(sign | encode_e4m3_magnitude<7, 0x7E>(bits & 0x7FFFFFFFu));
+}
+
+SHAPESCOPE_HD uint8_t encode_e4m3fnuz(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof bits);
+  if (value != value) return 0x80;
+  const uint8_t code = encode_e4m3_magnitude<8, 0x7F>(bits & 0x7FFFFFFFu);
+  return code == 0 ? uint8_t(0) : uint8_t(((bits >> 31) << 7) | code);  // no -0: 0x80 is NaN
+}
+
+// The fnuz code worth exactly half of e4m3 `code` (NaN stays NaN; -0 becomes 0).
+SHAPESCOPE_HD uint8_t e4m3_code_as_fnuz(uint8_t code) {
+  if ((code & 0x7F) == 0x7F) return 0x80;
+  return code == 0x80 ? uint8_t(0) : code;
 }
 
 // bfloat16 as its raw 16 bits, rounded to nearest even (NaN kept quiet).

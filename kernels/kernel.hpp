@@ -1,4 +1,4 @@
-// The contract between the profiler and every GEMM implementation (CPU or CUDA).
+// The contract between the profiler and every GEMM implementation (CPU, CUDA or HIP).
 //
 // A kernel entry opens a session for one weight shape (N, K, batch_count); the
 // session prepares the weights once (quantize, scales, pre-shuffle: never timed)
@@ -21,7 +21,7 @@ struct KernelCounters;  // common/kernel_counters.hpp
 
 namespace shapescope::kernels {
 
-enum class BackendKind { cpu, cuda };
+enum class BackendKind { cpu, cuda, hip };
 std::string to_string(BackendKind kind);
 
 struct WeightShape {
@@ -93,7 +93,7 @@ struct ClockSample {
 
 struct DeviceInfo {
   std::string name;             // e.g. "NVIDIA H200"
-  std::string backend;          // cpu | cuda
+  std::string backend;          // cpu | cuda | hip
   int multiprocessors = 0;      // SMs (or CPU cores)
   std::size_t l2_bytes = 0;
   std::size_t memory_bytes = 0;
@@ -182,6 +182,8 @@ struct KernelEntry {
   std::string formats;       // operand formats, e.g. "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales, C bf16"
   std::string description;
   bool batched = false;      // true when the kernel runs batch_count > 1
+  // False for a kernel profiled only when named with --kernel (a slow correctness baseline).
+  bool profiled_by_default = true;
   // Empty when the kernel can run this shape, else why not ("K=100 is not a multiple of 128").
   std::function<std::optional<std::string>(const GemmShape&)> unsupported_reason;
   // The configuration the heuristic picks for a shape (listed by `profile --list-kernels`).
@@ -207,5 +209,11 @@ std::unique_ptr<Device> make_cpu_device(int threads);
 std::unique_ptr<Device> make_cuda_device();  // nullptr when no GPU (reason via cuda_unavailable_reason)
 std::string cuda_unavailable_reason();
 int cuda_device_count();  // GPUs this process can see (0 without CUDA)
+
+// The HIP backend (AMD GPUs), built with -DSHAPESCOPE_HIP=ON|AUTO; the same hooks as CUDA's.
+void register_hip_kernels();  // no-op when built without HIP
+bool hip_backend_compiled();
+std::unique_ptr<Device> make_hip_device();  // nullptr when no AMD GPU (reason via hip_unavailable_reason)
+std::string hip_unavailable_reason();
 
 }  // namespace shapescope::kernels

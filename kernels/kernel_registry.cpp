@@ -15,7 +15,17 @@ std::vector<KernelEntry>& registry() {
 }
 }  // namespace
 
-std::string to_string(BackendKind kind) { return kind == BackendKind::cpu ? "cpu" : "cuda"; }
+std::string to_string(BackendKind kind) {
+  switch (kind) {
+    case BackendKind::cpu:
+      return "cpu";
+    case BackendKind::cuda:
+      return "cuda";
+    case BackendKind::hip:
+      return "hip";
+  }
+  return "unknown";
+}
 
 const std::vector<KernelEntry>& kernel_registry() { return registry(); }
 

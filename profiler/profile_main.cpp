@@ -10,6 +10,7 @@
 #include "common/interrupt.hpp"
 #include "common/user_error.hpp"
 #include "kernels/plugin_kernels.hpp"
+#include "profiler/aiter_export.hpp"
 #include "profiler/counter_pass.hpp"
 #include "profiler/grouped_sweep.hpp"
 #include "profiler/profile_cli.hpp"
@@ -66,8 +67,8 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
                  "shared library of kernels built against include/shapescope_plugin.h (repeatable; docs/plugin_abi.md)");
   app.add_flag("--list-kernels", list_kernels, "list kernels with their formats and heuristic configs");
   app.add_flag("--list-models", list_models, "list the model catalog");
-  app.add_option("--backend", request.backend, "auto | cpu | cuda")->capture_default_str();
-  app.add_option("--m-preset", request.m_sweep.preset, "fairyspeed | cudagraph | large | cpu (default: cuda fairyspeed, cpu cpu)");
+  app.add_option("--backend", request.backend, "auto | cpu | cuda | hip")->capture_default_str();
+  app.add_option("--m-preset", request.m_sweep.preset, "fairyspeed | cudagraph | large | cpu (default: GPU fairyspeed, cpu cpu)");
   app.add_option("--m-range", request.m_sweep.ranges, "START:STOP:STEP, STOP inclusive (repeatable)");
   app.add_option("--m-list", request.m_sweep.lists, "comma-separated M values (repeatable)");
   app.add_flag("--allow-large-sweep", request.m_sweep.allow_large,
@@ -86,6 +87,11 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
                  "auto | on | off: our kernels' programmatic dependent launch (auto: on with graph timing)")
       ->capture_default_str();
   app.add_option("--out", request.out, "output folder (default: profiles/<device>/)");
+  std::string output_format = "shapescope";
+  app.add_option("--format", output_format,
+                 "shapescope | aiter: aiter also writes AITER's tuned-GEMM CSV columns, one table per kernel "
+                 "(<out>/<kernel>.aiter_tuned_gemm.csv)")
+      ->capture_default_str();
   app.add_option("--peak-tflops", request.peak_tflops, "MFU peak override in TFLOP/s");
   app.add_option("--peak", request.peak, "datasheet | measured (CPU: always a measured sgemm)")->capture_default_str();
   app.add_option("--threads", request.threads, "CPU threads (0: all cores)")->capture_default_str();
@@ -168,6 +174,13 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
     }
     request.progress = request.progress || isatty(STDERR_FILENO);
     request.warm_up = !no_warm_up;
+    if (output_format != "shapescope" && output_format != "aiter")
+      throw UserError(fmt::format("--format '{}' is not shapescope or aiter", output_format));
+    const bool scaled_out = !scale_out.shard.empty() || !scale_out.merge.empty() || !scale_out.gpus.empty() ||
+                            scale_out.workers > 0 || scale_out.worker_slot >= 0;
+    if (output_format == "aiter" && scaled_out)
+      throw UserError("--format aiter is written by a single-process run; drop --shard/--merge/--gpus/--workers, "
+                      "or --format");
     if (const auto code = profiler::run_scale_out(scale_out, request, std::vector<std::string>(argv, argv + argc))) {
       return *code;
     }
@@ -177,6 +190,8 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
       fmt::print(stderr, "profile: interrupted during setup; nothing was measured\n");
       return kExitInterrupted;
     }
+    if (output_format == "aiter" && setup.grouped)
+      throw UserError("--format aiter writes dense GEMM tables; drop --module experts / --grouped-preset, or --format");
     if (counters && setup.grouped) {
       throw UserError("--counters measures dense sweeps; drop --module experts / --grouped-preset, or --counters");
     }
@@ -199,6 +214,12 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
     if (counter_session && !result.interrupted) {
       for (const auto& path : profiler::run_counter_pass(*setup.device, *counter_session, setup.plan))
         fmt::print("counters -> {}\n", path.string());
+    }
+    if (output_format == "aiter" && !result.interrupted) {
+      std::vector<std::filesystem::path> profiles;
+      for (const auto& file : result.files) profiles.push_back(file.csv);
+      for (const auto& path : profiler::write_aiter_tables(profiles, setup.device->info(), setup.plan.out_dir))
+        fmt::print("aiter -> {}\n", path.string());
     }
     if (result.interrupted) {
       fmt::print(stderr, "profile: interrupted; measured points are saved, run the same command to resume\n");

@@ -25,10 +25,20 @@ struct ChosenDevice {
   std::string reason;
 };
 
+// --backend hip: an AMD GPU through the HIP backend, never chosen by auto ahead of CUDA.
+ChosenDevice choose_hip_device() {
+  if (auto gpu = kernels::make_hip_device()) {
+    const std::string name = gpu->info().name;
+    return {std::move(gpu), fmt::format("backend hip (asked for: found {})", name)};
+  }
+  throw UserError(fmt::format("--backend hip: {}; use --backend cpu or auto", kernels::hip_unavailable_reason()));
+}
+
 ChosenDevice choose_device(const std::string& backend, int threads) {
   if (backend == "cpu") return {kernels::make_cpu_device(threads), "backend cpu (asked for with --backend cpu)"};
+  if (backend == "hip") return choose_hip_device();
   if (backend != "cuda" && backend != "auto") {
-    throw UserError(fmt::format("--backend '{}' is not one of auto, cpu, cuda", backend));
+    throw UserError(fmt::format("--backend '{}' is not one of auto, cpu, cuda, hip", backend));
   }
   if (auto gpu = kernels::make_cuda_device()) {
     const std::string name = gpu->info().name;
@@ -37,20 +47,31 @@ ChosenDevice choose_device(const std::string& backend, int threads) {
   if (backend == "cuda") {
     throw UserError(fmt::format("--backend cuda: {}; use --backend cpu or auto", kernels::cuda_unavailable_reason()));
   }
+  if (auto gpu = kernels::make_hip_device()) {
+    const std::string name = gpu->info().name;
+    return {std::move(gpu), fmt::format("backend hip (auto: no CUDA device, found {})", name)};
+  }
   return {kernels::make_cpu_device(threads),
           fmt::format("backend cpu (auto: no CUDA device, {})", kernels::cuda_unavailable_reason())};
 }
 
+// Whether a run that names no kernel profiles this one (grouped entries have no opt-out).
+bool profiled_by_default(const kernels::KernelEntry& entry) { return entry.profiled_by_default; }
+bool profiled_by_default(const kernels::GroupedKernelEntry&) { return true; }
+
 // The requested kernels of one registry (dense or grouped), checked against the run's backend; all of
-// that backend's when none was requested.
+// that backend's profiled by default when none was requested.
 template <class Entry>
 std::vector<std::string> kernels_on_backend(const std::vector<Entry>& registry,
                                             const Entry& (*find)(const std::string&),
                                             const std::vector<std::string>& requested, kernels::BackendKind backend) {
-  std::vector<std::string> available;
-  for (const Entry& entry : registry)
-    if (entry.backend == backend) available.push_back(entry.name);
-  if (requested.empty()) return available;
+  std::vector<std::string> available, by_default;
+  for (const Entry& entry : registry) {
+    if (entry.backend != backend) continue;
+    available.push_back(entry.name);
+    if (profiled_by_default(entry)) by_default.push_back(entry.name);
+  }
+  if (requested.empty()) return by_default;
   for (const std::string& name : requested) {
     const Entry& entry = find(name);
     if (entry.backend != backend) {
@@ -178,7 +199,7 @@ GroupedSweepPlan prepare_grouped(const ProfileRequest& request, const std::vecto
       throw UserError("--grouped-preset fixes every group's rows; drop --m-preset, --m-range and --m-list");
     plan = plan_grouped_preset(request.grouped);
   } else {
-    if (m_sweep.preset.empty()) m_sweep.preset = backend == kernels::BackendKind::cuda ? "cudagraph" : "cpu";
+    if (m_sweep.preset.empty()) m_sweep.preset = backend == kernels::BackendKind::cpu ? "cpu" : "cudagraph";
     plan = plan_grouped_experts(problems, request.grouped, resolve_m_sweep(m_sweep), request.seed);
   }
   plan.kernels = grouped_kernels_for(request.kernels, backend);
@@ -236,6 +257,7 @@ uint64_t parse_seed(const std::string& text) {
 void register_all_kernels() {
   kernels::register_cpu_kernels();
   kernels::register_cuda_kernels();
+  kernels::register_hip_kernels();
 }
 
 std::string device_slug(const std::string& device_name) {
@@ -291,7 +313,7 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
   }
 
   MSweepSpec m_sweep = request.m_sweep;
-  if (m_sweep.preset.empty()) m_sweep.preset = backend == kernels::BackendKind::cuda ? "fairyspeed" : "cpu";
+  if (m_sweep.preset.empty()) m_sweep.preset = backend == kernels::BackendKind::cpu ? "cpu" : "fairyspeed";
   plan.m_values = resolve_m_sweep(m_sweep);
   check_operand_sizes(plan.problems, plan.m_values.back(), setup.device->info().memory_bytes);
   plan.kernels = kernels_for(request.kernels, backend);

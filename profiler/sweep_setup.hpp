@@ -21,8 +21,8 @@ struct ProfileRequest {
   std::string module = "all";
   int tp = 1;
   std::vector<std::string> shapes;   // --shape N,K[,batch] (repeatable): raw shapes instead of a model's layers
-  std::vector<std::string> kernels;  // empty: every kernel of the backend
-  std::string backend = "auto";      // auto | cpu | cuda
+  std::vector<std::string> kernels;  // empty: every kernel of the backend profiled by default
+  std::string backend = "auto";      // auto | cpu | cuda | hip
   MSweepSpec m_sweep;                // preset "" = the backend's default (cuda: fairyspeed, cpu: cpu)
   MeasureOptions measure;
   std::string out;                   // "" = profiles/<device-slug>
@@ -60,7 +60,7 @@ void check_numeric_options(const ProfileRequest& request);
 // --seed: a whole number from 0 to 2^64-1 ("-1" is refused, not wrapped around). Throws UserError.
 uint64_t parse_seed(const std::string& text);
 
-// Registers the CPU and (when compiled) CUDA kernels; idempotent.
+// Registers the CPU and (when compiled) CUDA and HIP kernels; idempotent.
 void register_all_kernels();
 // Throws UserError naming the bad input and the fix.
 SweepSetup prepare_sweep(const ProfileRequest& request);

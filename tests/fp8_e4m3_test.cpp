@@ -1,5 +1,5 @@
-// e4m3 and bf16 codecs against formulas written independently of fp8_e4m3.hpp:
-// decode from the OCP FP8 definition in double precision, encode by brute-force
+// e4m3, e4m3fnuz and bf16 codecs against formulas written independently of fp8_e4m3.hpp:
+// decode from each format's definition in double precision, encode by brute-force
 // nearest-value search over all finite codes with ties to the even code.
 #include <gtest/gtest.h>
 
@@ -100,6 +100,105 @@ TEST(Fp8E4m3, RandomValuesMatchBruteForceNearest) {
   for (int i = 0; i < 20000; ++i) {
     const float value = (sign(rng) ? -1.0f : 1.0f) * std::exp2(exponent(rng));
     ASSERT_EQ(encode_e4m3(value), brute_force_encode(value)) << "value " << value;
+  }
+}
+
+// e4m3fnuz (AMD gfx940..942, the "FNUZ" FP8 of LLVM's APFloat): bias 8, subnormals at exponent
+// field 0, 0x80 is the one NaN, no negative zero, no infinities, S.1111.111 is finite (±240).
+double fnuz_e4m3_value(int code) {
+  if (code == 0x80) return std::numeric_limits<double>::quiet_NaN();
+  const int sign = (code & 0x80) ? -1 : 1;
+  const int exponent_field = (code >> 3) & 0xF;
+  const int mantissa_field = code & 0x7;
+  if (exponent_field == 0) return sign * std::pow(2.0, -7) * (mantissa_field / 8.0);
+  return sign * std::pow(2.0, exponent_field - 8) * (1.0 + mantissa_field / 8.0);
+}
+
+// Nearest finite fnuz value, ties to even, saturating at ±240; whatever rounds to zero is +0.
+uint8_t brute_force_encode_fnuz(float value) {
+  if (std::isnan(value)) return 0x80;
+  const double magnitude = std::min(std::fabs(double(value)), 240.0);
+  int best = 0;
+  double best_distance = std::numeric_limits<double>::infinity();
+  for (int code = 0; code <= 0x7F; ++code) {
+    const double distance = std::fabs(fnuz_e4m3_value(code) - magnitude);
+    if (distance < best_distance || (distance == best_distance && (code & 1) == 0)) {
+      best = code;
+      best_distance = distance;
+    }
+  }
+  return best == 0 ? uint8_t(0) : uint8_t((std::signbit(value) ? 0x80 : 0) | best);
+}
+
+TEST(Fp8E4m3Fnuz, DecodesAll256CodesLikeTheFnuzDefinition) {
+  for (int code = 0; code < 256; ++code) {
+    const double expected = fnuz_e4m3_value(code);
+    const float decoded = decode_e4m3fnuz(uint8_t(code));
+    if (std::isnan(expected)) {
+      EXPECT_TRUE(std::isnan(decoded)) << code;
+    } else {
+      EXPECT_EQ(double(decoded), expected) << "code " << code;
+    }
+  }
+}
+
+TEST(Fp8E4m3Fnuz, KnownAnchorsDifferFromOcp) {
+  EXPECT_EQ(decode_e4m3fnuz(0x7F), 240.0f);          // largest finite: S.1111.111 is a number here
+  EXPECT_EQ(decode_e4m3fnuz(0x40), 1.0f);            // bias 8: exponent field 8 is 2^0
+  EXPECT_EQ(decode_e4m3fnuz(0x08), 0.0078125f);      // smallest normal, 2^-7
+  EXPECT_EQ(decode_e4m3fnuz(0x01), 0.0009765625f);   // smallest subnormal, 2^-10
+  EXPECT_EQ(decode_e4m3fnuz(0xFF), -240.0f);
+  EXPECT_TRUE(std::isnan(decode_e4m3fnuz(0x80)));    // where OCP has -0
+  EXPECT_EQ(decode_e4m3fnuz(0x00), 0.0f);
+}
+
+TEST(Fp8E4m3Fnuz, EveryFiniteCodeRoundTripsAndNoNegativeZeroIsMade) {
+  for (int code = 0; code < 256; ++code) {
+    if (code == 0x80) continue;  // NaN
+    EXPECT_EQ(encode_e4m3fnuz(decode_e4m3fnuz(uint8_t(code))), code) << "code " << code;
+  }
+  EXPECT_EQ(encode_e4m3fnuz(std::numeric_limits<float>::quiet_NaN()), 0x80);
+  EXPECT_EQ(encode_e4m3fnuz(-0.0f), 0x00);
+  EXPECT_EQ(encode_e4m3fnuz(-1e-30f), 0x00);
+  EXPECT_EQ(encode_e4m3fnuz(-0.00048828125f), 0x00);  // the tie between 0 and -2^-10 goes to the even code 0
+}
+
+TEST(Fp8E4m3Fnuz, TiesBetweenNeighboursRoundToEvenAndSaturateAt240) {
+  for (int code = 0; code < 0x7F; ++code) {
+    const double low = fnuz_e4m3_value(code), high = fnuz_e4m3_value(code + 1);
+    const float midpoint = float(0.5 * (low + high));
+    ASSERT_EQ(double(midpoint), 0.5 * (low + high));
+    const uint8_t even = (code & 1) == 0 ? uint8_t(code) : uint8_t(code + 1);
+    EXPECT_EQ(encode_e4m3fnuz(midpoint), even) << "tie between codes " << code << " and " << code + 1;
+    EXPECT_EQ(encode_e4m3fnuz(std::nextafter(midpoint, 0.0f)), code);
+    EXPECT_EQ(encode_e4m3fnuz(std::nextafter(midpoint, 1000.0f)), code + 1);
+  }
+  EXPECT_EQ(encode_e4m3fnuz(241.0f), 0x7F);
+  EXPECT_EQ(encode_e4m3fnuz(448.0f), 0x7F);
+  EXPECT_EQ(encode_e4m3fnuz(std::numeric_limits<float>::infinity()), 0x7F);
+  EXPECT_EQ(encode_e4m3fnuz(-std::numeric_limits<float>::infinity()), 0xFF);
+}
+
+TEST(Fp8E4m3Fnuz, RandomValuesMatchBruteForceNearest) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> exponent(-15.0f, 9.0f);
+  std::uniform_int_distribution<int> sign(0, 1);
+  for (int i = 0; i < 20000; ++i) {
+    const float value = (sign(rng) ? -1.0f : 1.0f) * std::exp2(exponent(rng));
+    ASSERT_EQ(encode_e4m3fnuz(value), brute_force_encode_fnuz(value)) << "value " << value;
+  }
+}
+
+// How e4m3 operands feed an fnuz matrix core: the re-coded byte is worth exactly half.
+TEST(Fp8E4m3Fnuz, E4m3CodesBecomeFnuzCodesOfHalfTheirValue) {
+  for (int code = 0; code < 256; ++code) {
+    const double ocp = ocp_e4m3_value(code);
+    const double fnuz = fnuz_e4m3_value(e4m3_code_as_fnuz(uint8_t(code)));
+    if (std::isnan(ocp)) {
+      EXPECT_TRUE(std::isnan(fnuz)) << "code " << code;
+    } else {
+      EXPECT_EQ(2.0 * fnuz, ocp) << "code " << code;
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 // Our own CUDA kernels (fp8_blockscale, fp8_blockscale_bpreshuffle,
-// a16w8_blockscale_batched) against the float64 reference: DeepSeek-V3 TP8 and
+// a16w8_blockscale_batched, portable_fp8_blockscale) against the float64 reference: DeepSeek-V3 TP8 and
 // Qwen3 TP8 weight shapes, the MLA batched shapes, M from 1 to 4097 including
 // non-multiples of 8 and 128; outputs poisoned before every run, fresh seeds per
 // check. Each test skips without a GPU.
@@ -118,6 +118,19 @@ TEST(OwnKernels, Fp8BlockscaleBpreshuffleMatchesReferenceOnDeepSeekAndQwen3) {
   const auto device = open_device();
   REQUIRE_GPU(device);
   check_fp8_kernel("fp8_blockscale_bpreshuffle", *device);
+}
+
+// The one-source kernel of kernels/portable (the HIP backend's portable path), on the same set as
+// the FP8 kernels, and on shapes only it accepts: K and N off every alignment, partial scale blocks.
+TEST(OwnKernels, PortableFp8BlockscaleMatchesReferenceOnDeepSeekQwen3AndUnalignedShapes) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  check_fp8_kernel("portable_fp8_blockscale", *device);
+  const std::vector<WeightCase> unaligned = {{"unaligned", 200, 336, 1}, {"unaligned", 72, 100, 1},
+                                             {"unaligned", 129, 257, 1}, {"one_column", 1, 7, 1}};
+  CheckTally tally;
+  check_shapes("portable_fp8_blockscale", *device, unaligned, {1, 2, 63, 64, 65, 130}, tally);
+  std::printf("  portable_fp8_blockscale unaligned: %d checks, worst rel_err %.3e\n", tally.checked, tally.worst);
 }
 
 TEST(OwnKernels, A16w8BatchedMatchesReferenceOnMlaShapes) {

@@ -1,0 +1,181 @@
+// hip_fp8_blockscale: C (bf16) = A x B^T with A e4m3 and 1x128 f32 scales, B e4m3 and 128x128
+// f32 scales (DeepSeek-V3's scaling), on AMD GPUs.
+//   MFMA path (gfx940..gfx942, where the matrix cores read FP8 as e4m3fnuz): each wavefront
+//     multiplies a 32x32 tile with v_mfma_f32_32x32x16_fp8_fp8 straight from global memory;
+//     every 128-wide K block is summed on its own and promoted into the f32 accumulator with
+//     its two scales outside the matrix cores. Operands are re-coded to fnuz (half the value)
+//     and both scales doubled, so the product equals the e4m3 reference.
+//   Portable path (every other target, gfx90a and gfx950 included): the one-source kernel of
+//     kernels/portable, e4m3 decoded in software.
+// Neither path has run on AMD hardware (none is reachable from where this was written).
+#include <memory>
+#include <string>
+
+#include "common/user_error.hpp"
+#include "kernels/hip/hip_buffer.hpp"
+#include "kernels/hip/hip_check.hpp"
+#include "kernels/hip/hip_kernel_entries.hpp"
+#include "kernels/hip/hip_operands.hpp"
+#include "kernels/hip/hip_prepared_gemm.hpp"
+#include "kernels/portable/portable_fp8_blockscale.hpp"
+#include "kernels/portable/portable_fp8_blockscale_shape.hpp"
+#include "kernels/synthetic_operands.hpp"
+
+namespace shapescope::kernels::rocm {
+namespace {
+
+using portable::PortableFp8Params;
+
+constexpr int kMfmaTile = 64;       // block tile, M and N: 2 x 2 wavefronts of 32 x 32
+constexpr int kMfmaThreads = 256;   // 4 wavefronts of 64
+constexpr int kMfmaStepK = 16;      // K per v_mfma_f32_32x32x16_fp8_fp8
+
+// The device pass for gfx940..gfx942 (the FP8 MFMA targets) compiles the MFMA path; others trap.
+#if defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
+#define SHAPESCOPE_FNUZ_MFMA_TARGET 1
+typedef float Float16Vector __attribute__((ext_vector_type(16)));
+
+// The 8 codes a lane feeds one MFMA: row `row`, columns k..k+7 (zeros past the edge; K % 16 == 0
+// so a group never straddles K).
+__device__ __forceinline__ long load_codes(const uint8_t* codes, int rows, int k_extent, int row, int k) {
+  if (row >= rows || k >= k_extent) return 0;
+  return *reinterpret_cast<const long*>(codes + int64_t(row) * k_extent + k);
+}
+#endif
+
+__global__ void __launch_bounds__(kMfmaThreads) mfma_fp8_blockscale_kernel(const PortableFp8Params p) {
+#if SHAPESCOPE_FNUZ_MFMA_TARGET
+  const int wave = int(threadIdx.x) / 64, lane = int(threadIdx.x) % 64;
+  const int m0 = int(blockIdx.y) * kMfmaTile + (wave / 2) * 32, n0 = int(blockIdx.x) * kMfmaTile + (wave % 2) * 32;
+  const int lane_row = lane % 32, lane_k = 8 * (lane / 32);
+  const int kblocks = (p.k + portable::kPortableScaleBlock - 1) / portable::kPortableScaleBlock;
+  // Output register r of this lane: column n0 + lane % 32, row m0 + 8 (r / 4) + 4 (lane / 32) + r % 4.
+  const int column = n0 + lane_row;
+  Float16Vector accumulators = {};
+  for (int kb = 0; kb < kblocks; ++kb) {
+    const int k_end = p.k < (kb + 1) * portable::kPortableScaleBlock ? p.k : (kb + 1) * portable::kPortableScaleBlock;
+    Float16Vector block_sum = {};
+    for (int k = kb * portable::kPortableScaleBlock; k < k_end; k += kMfmaStepK) {
+      const long a_codes = load_codes(p.a, p.m, p.k, m0 + lane_row, k + lane_k);
+      const long b_codes = load_codes(p.b, p.n, p.k, n0 + lane_row, k + lane_k);
+      block_sum = __builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8(a_codes, b_codes, block_sum, 0, 0, 0);
+    }
+    const float b_scale = column < p.n ? p.b_scales[int64_t(column / portable::kPortableScaleBlock) * kblocks + kb] : 0.0f;
+    for (int r = 0; r < 16; ++r) {
+      const int row = m0 + 8 * (r / 4) + lane_k / 2 + r % 4;
+      const float a_scale = row < p.m ? p.a_scales[int64_t(row) * kblocks + kb] : 0.0f;
+      accumulators[r] += block_sum[r] * (a_scale * b_scale);
+    }
+  }
+  for (int r = 0; r < 16; ++r) {
+    const int row = m0 + 8 * (r / 4) + lane_k / 2 + r % 4;
+    if (row < p.m && column < p.n) p.c[int64_t(row) * p.n + column] = encode_bf16(accumulators[r]);
+  }
+#else
+  (void)p;
+  __builtin_trap();  // the host launches this only on gfx940..gfx942
+#endif
+}
+
+// True where the device's matrix cores take FP8 as e4m3fnuz and this build has MFMA code for it.
+bool has_fnuz_mfma(const std::string& architecture) {
+  for (const char* target : {"gfx940", "gfx941", "gfx942"})
+    if (architecture.rfind(target, 0) == 0) return true;
+  return false;
+}
+
+std::optional<std::string> unsupported_reason(const GemmShape& shape) {
+  if (auto reason = portable::portable_fp8_blockscale_unsupported_reason(shape)) return reason;
+  if (shape.k % kMfmaStepK != 0)
+    return "K=" + std::to_string(shape.k) + " is not a multiple of 16 (one MFMA step; 8-byte operand loads)";
+  return std::nullopt;
+}
+
+class HipFp8Prepared final : public HipPreparedGemm {
+ public:
+  HipFp8Prepared(HipDevice& device, const ReferenceProblem& problem, const uint8_t* b, const float* b_scales, bool mfma)
+      : HipPreparedGemm(device, problem), mfma_(mfma) {
+    const GemmShape& s = problem.shape;
+    a_ = HipBuffer<uint8_t>(std::size_t(s.m * s.k));
+    a_scales_ = HipBuffer<float>(std::size_t(s.m * synthetic::blocks(s.k)));
+    c_ = HipBuffer<uint16_t>(std::size_t(s.m * s.n));
+    fill_fp8_codes(a_.data(), problem.seed_a, synthetic::a_codes, s.m, s.k, mfma_, device.stream());
+    fill_a_scales(a_scales_.data(), problem.seed_a, s.m, s.k, mfma_, device.stream());
+    set_output(c_.data());
+    params_ = PortableFp8Params{a_.data(), a_scales_.data(), b, b_scales, c_.data(), int(s.m), int(s.n), int(s.k)};
+    HIP_CHECK(hipStreamSynchronize(device.stream()));
+  }
+
+  void run() override {
+    if (!mfma_) return portable::launch_portable_fp8_blockscale(params_, device_.stream());
+    const dim3 grid(unsigned((params_.n + kMfmaTile - 1) / kMfmaTile), unsigned((params_.m + kMfmaTile - 1) / kMfmaTile));
+    mfma_fp8_blockscale_kernel<<<grid, dim3(kMfmaThreads), 0, device_.stream()>>>(params_);
+    HIP_CHECK(hipGetLastError());
+  }
+  std::string launch_name() const override {
+    return mfma_ ? "hip_fp8_blockscale/mfma_32x32x16_fp8_fnuz_64x64" : "hip_fp8_blockscale/portable_64x64_f32fma";
+  }
+
+ private:
+  bool mfma_;
+  HipBuffer<uint8_t> a_;
+  HipBuffer<float> a_scales_;
+  HipBuffer<uint16_t> c_;
+  PortableFp8Params params_;
+};
+
+class HipFp8Session final : public GemmSession {
+ public:
+  HipFp8Session(HipDevice& device, const WeightShape& shape, uint64_t seed)
+      : device_(device), shape_(shape), seed_(seed), mfma_(has_fnuz_mfma(device.architecture())) {
+    b_ = HipBuffer<uint8_t>(std::size_t(shape.n * shape.k));
+    b_scales_ = HipBuffer<float>(std::size_t(synthetic::blocks(shape.n) * synthetic::blocks(shape.k)));
+    fill_fp8_codes(b_.data(), seed, synthetic::b_codes, shape.n, shape.k, mfma_, device.stream());
+    fill_b_scales(b_scales_.data(), seed, shape.n, shape.k, mfma_, device.stream());
+    HIP_CHECK(hipStreamSynchronize(device.stream()));
+  }
+
+  std::size_t activation_bytes(int64_t m) const override {
+    return std::size_t(m * (shape_.k + synthetic::blocks(shape_.k) * 4) + m * shape_.n * 2);
+  }
+
+  std::unique_ptr<PreparedGemm> prepare(int64_t m, uint64_t seed) override {
+    const ReferenceProblem problem{OperandFormat::fp8_blockscale, GemmShape{m, shape_.n, shape_.k, 1}, seed, seed_};
+    return std::make_unique<HipFp8Prepared>(device_, problem, b_.data(), b_scales_.data(), mfma_);
+  }
+
+ private:
+  HipDevice& device_;
+  WeightShape shape_;
+  uint64_t seed_;
+  bool mfma_;
+  HipBuffer<uint8_t> b_;
+  HipBuffer<float> b_scales_;
+};
+
+}  // namespace
+
+KernelEntry hip_fp8_blockscale_entry() {
+  KernelEntry entry;
+  entry.name = "hip_fp8_blockscale";
+  entry.backend = BackendKind::hip;
+  entry.dtype = "fp8";
+  entry.formats = "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales (row-major), C bf16; e4m3fnuz on gfx94x";
+  entry.description =
+      "ours: v_mfma_f32_32x32x16_fp8_fp8 (fnuz) on gfx940..942 with per-128-K promotion outside the matrix cores; "
+      "the portable f32 FMA kernel elsewhere";
+  entry.unsupported_reason = unsupported_reason;
+  entry.describe_config = [](const GemmShape&) {
+    return std::string("mfma_32x32x16_fp8_fnuz_64x64 on gfx940..942, portable_64x64_f32fma elsewhere");
+  };
+  entry.tile_for = [](const GemmShape&) { return std::vector<int>{kMfmaTile, kMfmaTile, 1}; };
+  entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
+    if (auto reason = unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}))
+      throw UserError("hip_fp8_blockscale cannot run N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k) +
+                      ": " + *reason + "; pick another kernel for this shape");
+    return std::make_unique<HipFp8Session>(as_hip_device(device), shape, seed);
+  };
+  return entry;
+}
+
+}  // namespace shapescope::kernels::rocm
