@@ -42,6 +42,7 @@ class CuptiRangeCounters final : public CounterSession {
  private:
   struct Api;
   void enable();
+  KernelCounters collect_once(PreparedGemm& run, const std::function<void()>& before_each_pass);
   std::unique_ptr<Api> api_;
   CUcontext context_ = nullptr;
   CUpti_Profiler_Host_Object* host_ = nullptr;
