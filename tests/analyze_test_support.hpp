@@ -14,6 +14,7 @@
 
 #include "analyze/series.hpp"
 #include "test_data.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace shapescope::analyze::testing {
 
@@ -33,31 +34,7 @@ inline std::vector<std::string> study_profiles() {
           "Marlin_NVIDIA_A800_80GB_PCIe_vllm_0.6.5_K4096_N28672_dtype_gptq_int8.csv"};
 }
 
-// A fresh folder under the system temp folder, removed with the object.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::random_device seed;
-    path_ = std::filesystem::temp_directory_path() / ("shapescope_analyze_" + std::to_string(seed()));
-    std::filesystem::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  std::filesystem::path write(const std::string& name, const std::string& content) const {
-    const std::filesystem::path file = path_ / name;
-    std::ofstream(file, std::ios::binary) << content;
-    return file;
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using shapescope::testing_support::ScratchDir;
 
 // A sorted, unique series from (M, time) pairs; MFU follows from the time for
 // a fixed shape, so a slower-than-expected M is also a lower-MFU M.

@@ -1,7 +1,6 @@
 // `profile --merge` on a folder of shards: every file's rows from all its shards in one CSV at the top, files
 // merged side by side and reported in name order, and shards that measured one file differently refused.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 
@@ -14,6 +13,7 @@
 #include "profiler/profile_csv.hpp"
 #include "profiler/sharded_sweep.hpp"
 #include "profiler/sidecar.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace shapescope::profiler {
 namespace {
@@ -22,12 +22,6 @@ namespace fs = std::filesystem;
 
 class ShardMerge : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir = fs::temp_directory_path() / ("shapescope_shard_merge_" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  void TearDown() override { fs::remove_all(dir); }
   // Shard `index` of 2 of a plan of `files` x M {1, 2}: shard 0 measured M=1 of every file, shard 1 M=2,
   // each file with the fingerprint `cache`.
   void shard(int index, const std::vector<std::string>& files, const std::string& cache) {
@@ -55,7 +49,8 @@ class ShardMerge : public ::testing::Test {
     }
     write_manifest(folder, manifest);
   }
-  fs::path dir;
+  testing_support::ScratchDir scratch;
+  const fs::path dir = scratch.path();
 };
 
 TEST_F(ShardMerge, EveryFileGetsTheRowsOfAllItsShardsInNameOrder) {

@@ -13,6 +13,7 @@
 #include "common/shard_manifest.hpp"
 #include "profiler/worker_pool.hpp"
 #include "profiler/worker_timeline.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace shapescope::profiler {
 namespace {
@@ -21,12 +22,6 @@ namespace fs = std::filesystem;
 
 class WorkerQueue : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir = fs::temp_directory_path() / ("shapescope_worker_queue_" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  void TearDown() override { fs::remove_all(dir); }
   void mark_complete(int index, int count) {
     const fs::path folder = dir / shard_folder_name(index, count);
     fs::create_directories(folder);
@@ -36,7 +31,8 @@ class WorkerQueue : public ::testing::Test {
     manifest.complete = true;
     write_manifest(folder, manifest);
   }
-  fs::path dir;
+  testing_support::ScratchDir scratch;
+  const fs::path dir = scratch.path();
 };
 
 using Row = std::vector<std::string>;
