@@ -7,6 +7,7 @@
 
 #include "kernels/cuda/cublaslt_entries.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device_memory_cache.hpp"
 #include "kernels/cuda/empty_run.hpp"
 #include "kernels/cuda/graph_sequence.hpp"
 #include "kernels/cuda/cupti_range_counters.hpp"
@@ -133,6 +134,9 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
 CudaDevice::~CudaDevice() {
   cudaStreamSynchronize(stream_);
   cudaStreamDestroy(stream_);
+  flush_buffer_ = {};
+  flush_sink_ = {};
+  free_cached_device_blocks(ordinal_);
 }
 
 std::unique_ptr<Timer> CudaDevice::make_timer() { return std::make_unique<EventTimer>(*this); }
@@ -148,7 +152,7 @@ void CudaDevice::synchronize() { CUDA_CHECK(cudaStreamSynchronize(current_stream
 std::size_t CudaDevice::free_memory_bytes() const {
   std::size_t free = 0, total = 0;
   CUDA_CHECK(cudaMemGetInfo(&free, &total));
-  return free;
+  return free + cached_device_bytes(ordinal_);  // kept for reuse, given back when cudaMalloc runs out
 }
 
 std::optional<ClockSample> CudaDevice::sample_clock() const { return nvml_->sample(); }

@@ -1,4 +1,4 @@
-// An owning, typed cudaMalloc allocation (plain device memory, never managed).
+// An owning, typed allocation of plain device memory (never managed), from device_memory_cache.hpp.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/device_memory_cache.hpp"
 
 namespace shapescope::kernels::cuda {
 
@@ -15,32 +15,28 @@ class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t count) : count_(count) {
-    if (count_ > 0) CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), count_ * sizeof(T)));
+    if (count_ > 0) block_ = allocate_device_block(count_ * sizeof(T));
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   DeviceBuffer(DeviceBuffer&& other) noexcept
-      : data_(std::exchange(other.data_, nullptr)), count_(std::exchange(other.count_, 0)) {}
+      : block_(std::exchange(other.block_, DeviceBlock{})), count_(std::exchange(other.count_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
     if (this != &other) {
-      release();
-      data_ = std::exchange(other.data_, nullptr);
+      release_device_block(block_);
+      block_ = std::exchange(other.block_, DeviceBlock{});
       count_ = std::exchange(other.count_, 0);
     }
     return *this;
   }
-  ~DeviceBuffer() { release(); }
+  ~DeviceBuffer() { release_device_block(block_); }
 
-  T* data() const { return data_; }
+  T* data() const { return static_cast<T*>(block_.data); }
   std::size_t size() const { return count_; }
   std::size_t bytes() const { return count_ * sizeof(T); }
 
  private:
-  void release() noexcept {
-    if (data_) cudaFree(data_);  // no throw from a destructor; a failed free leaks at worst
-    data_ = nullptr;
-  }
-  T* data_ = nullptr;
+  DeviceBlock block_;
   std::size_t count_ = 0;
 };
 
