@@ -12,7 +12,10 @@
 namespace shapescope::profiler {
 
 struct MeasureOptions {
-  int warmup_runs = 2;
+  int warmup_runs = 2;  // untimed runs of every operand set before its first sample
+  // Untimed runs of the first operand set the caller has just made (the sweep's correctness check runs it
+  // once); they count toward warmup_runs.
+  int first_set_runs_done = 0;
   int min_samples = 5;
   int max_samples = 2000;
   double target_rel_stderr = 0.005;  // stop when stderr(mean)/mean is below this

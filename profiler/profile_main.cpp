@@ -73,7 +73,7 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
   app.add_option("--m-list", request.m_sweep.lists, "comma-separated M values (repeatable)");
   app.add_flag("--allow-large-sweep", request.m_sweep.allow_large,
                "allow more than 100,000 M values (up to 100,000,000)");
-  app.add_option("--warmup", request.measure.warmup_runs, "untimed runs before each point")->capture_default_str();
+  app.add_option("--warmup", request.measure.warmup_runs, "untimed runs of each operand set before a point is timed (the correctness check's run counts)")->capture_default_str();
   app.add_option("--min-samples", request.measure.min_samples)->capture_default_str();
   app.add_option("--max-samples", request.measure.max_samples)->capture_default_str();
   app.add_option("--target-rel-stderr", request.measure.target_rel_stderr,

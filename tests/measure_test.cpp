@@ -128,7 +128,7 @@ TEST(Measure, ShortHotKernelsAreTimedAsBatchesWithoutFlushing) {
   EXPECT_EQ(script.flushes, 0);
   EXPECT_EQ(script.captures, 1);
   EXPECT_GE(script.batches, options.min_samples);
-  // The single-launch probe and the replay that warms the graph are not samples.
+  // The single-launch probe and the first replay (200 us: a short one warms up) are not samples.
   EXPECT_EQ(m.samples + 1, script.batches);
   const int launches_per_batch = script.batched_launches / script.batches;
   EXPECT_GT(launches_per_batch, 1);
@@ -143,8 +143,8 @@ TEST(Measure, LongHotKernelsAreStillTimedAsBatchesOfAtLeastTwo) {
   options.hot = true;
   const Measurement m = run_with(script, options);
   EXPECT_EQ(script.flushes, 0);
-  EXPECT_EQ(m.samples + 1, script.batches);
   EXPECT_EQ(script.batched_launches, 2 * script.batches);
+  EXPECT_EQ(m.samples, script.batches);  // the first replay (1 ms) is long enough to be a sample
 }
 
 TEST(Measure, GraphTimingReplaysEveryOperandSetInOrderAndReportsTimePerRun) {
@@ -166,8 +166,47 @@ TEST(Measure, GraphTimingReplaysEveryOperandSetInOrderAndReportsTimePerRun) {
   EXPECT_EQ(a.runs, b.runs);
   EXPECT_EQ(b.runs, c.runs);
   EXPECT_EQ(a.runs, 1 + 2 * script.batches);  // one warm-up run, two per replay
-  EXPECT_DOUBLE_EQ(m.median_us, 30.0);  // after the first replay every run takes 30
+  // The first replay (10, 20, 30, 30, 30, 30: 150 us, short) is an untimed warm-up; every later run takes 30.
+  EXPECT_DOUBLE_EQ(m.min_us, 30.0);
   EXPECT_EQ(m.samples + 1, script.batches);
+  EXPECT_DOUBLE_EQ(m.timed_us_total, m.samples * 6 * 30.0);
+}
+
+TEST(Measure, TheCallersRunOfTheFirstSetCountsTowardTheWarmUp) {
+  Script script;
+  script.durations_us = {50.0};
+  MeasureOptions options;
+  options.warmup_runs = 2;
+  options.first_set_runs_done = 1;
+  const Measurement m = run_with(script, options);
+  EXPECT_EQ(script.runs, 1 + m.samples);
+
+  Script graph_script;
+  graph_script.durations_us = {50.0};
+  FakeDevice device(graph_script);
+  FakeGemm a(graph_script), b(graph_script);
+  kernels::PreparedGemm* const sets[] = {&a, &b};
+  options.timing = kernels::TimingMode::graph;
+  const Measurement graph = measure(device, sets, options);
+  EXPECT_EQ(a.runs, 1 + 2 * graph_script.batches);  // brought to two runs by one warm-up run, two per replay
+  EXPECT_EQ(b.runs, 2 + 2 * graph_script.batches);
+  EXPECT_EQ(graph.samples + 1, graph_script.batches);
+}
+
+TEST(Measure, GraphTimingRunsEverySetOnceBeforeTheCaptureEvenWithoutWarmUp) {
+  Script script;
+  script.durations_us = {50.0};
+  FakeDevice device(script);
+  FakeGemm a(script), b(script);
+  kernels::PreparedGemm* const sets[] = {&a, &b};
+  MeasureOptions options;
+  options.timing = kernels::TimingMode::graph;
+  options.warmup_runs = 0;
+  options.first_set_runs_done = 1;
+  const Measurement m = measure(device, sets, options);
+  EXPECT_EQ(a.runs, 2 * script.batches);  // the caller's run was enough
+  EXPECT_EQ(b.runs, 1 + 2 * script.batches);
+  EXPECT_GT(m.samples, 0);
 }
 
 TEST(Measure, GraphTimingOfOneLargeSetRepeatsItToFillAReplay) {
@@ -181,6 +220,8 @@ TEST(Measure, GraphTimingOfOneLargeSetRepeatsItToFillAReplay) {
   EXPECT_EQ(m.operand_sets, 1);
   EXPECT_EQ(script.last_capture.size(), 4u);
   EXPECT_DOUBLE_EQ(m.median_us, 500.0);
+  EXPECT_EQ(m.samples, script.batches);  // a long first replay (2 ms) is a sample: no untimed replay
+  EXPECT_DOUBLE_EQ(m.timed_us_total, m.samples * 4 * 500.0);
 }
 
 TEST(Measure, HotGraphTimingUsesTheFirstSetOnly) {
