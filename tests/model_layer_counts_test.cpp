@@ -10,6 +10,7 @@
 
 #include "common/model_catalog.hpp"
 #include "common/user_error.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace shapescope {
 namespace {
@@ -85,11 +86,8 @@ TEST(ModelLayerCounts, HfConfigsGiveTheCatalogsCounts) {
 }
 
 ModelSpec from_config(const std::string& text) {
-  const std::filesystem::path path = std::filesystem::temp_directory_path() / "shapescope_layer_counts.json";
-  std::ofstream(path) << text;
-  ModelSpec spec = model_from_hf_config(path, "custom");
-  std::filesystem::remove(path);
-  return spec;
+  const testing_support::ScratchDir scratch;
+  return model_from_hf_config(scratch.write("config.json", text), "custom");
 }
 
 TEST(ModelLayerCounts, QwenMoeSparseStepAndMlpOnlyLayers) {
