@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "fake_device.hpp"
@@ -43,6 +44,26 @@ Measurement run_with(Script& script, const MeasureOptions& options) {
   FakeGemm gemm(script);
   return measure(device, gemm, options);
 }
+
+// `count` operand sets, a fake GEMM each, on one fake device: what graph and kernel timing rotate over.
+class OperandSets {
+ public:
+  OperandSets(Script& script, std::size_t count) : device_(script) {
+    for (std::size_t i = 0; i < count; ++i) gemms_.push_back(std::make_unique<FakeGemm>(script));
+    for (const auto& gemm : gemms_) sets_.push_back(gemm.get());
+  }
+  Measurement measure(kernels::TimingMode timing, MeasureOptions options) {
+    options.timing = timing;
+    return profiler::measure(device_, sets_, options);
+  }
+  const FakeGemm& operator[](std::size_t i) const { return *gemms_[i]; }
+  const kernels::PreparedGemm* set(std::size_t i) const { return sets_[i]; }
+
+ private:
+  FakeDevice device_;
+  std::vector<std::unique_ptr<FakeGemm>> gemms_;
+  std::vector<kernels::PreparedGemm*> sets_;
+};
 
 TEST(Measure, ColdSteadyKernelConvergesAtMinSamplesWithAFlushBeforeEach) {
   Script script;
@@ -150,22 +171,19 @@ TEST(Measure, LongHotKernelsAreStillTimedAsBatchesOfAtLeastTwo) {
 TEST(Measure, GraphTimingReplaysEveryOperandSetInOrderAndReportsTimePerRun) {
   Script script;
   script.durations_us = {10.0, 20.0, 30.0};  // the sets take 10, 20, 30 us; the last repeats
-  FakeDevice device(script);
-  FakeGemm a(script), b(script), c(script);
-  kernels::PreparedGemm* const sets[] = {&a, &b, &c};
+  OperandSets sets(script, 3);
   MeasureOptions options;
-  options.timing = kernels::TimingMode::graph;
   options.warmup_runs = 1;
-  const Measurement m = measure(device, sets, options);
+  const Measurement m = sets.measure(kernels::TimingMode::graph, options);
   EXPECT_EQ(script.flushes, 0);  // the rotation, not a flush, keeps each set cold
   EXPECT_EQ(script.captures, 1);
   EXPECT_EQ(m.operand_sets, 3);
   // Replays hold at least four runs: the three sets, twice, in order.
   ASSERT_EQ(script.last_capture.size(), 6u);
-  for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(script.last_capture[i], sets[i % 3]);
-  EXPECT_EQ(a.runs, b.runs);
-  EXPECT_EQ(b.runs, c.runs);
-  EXPECT_EQ(a.runs, 1 + 2 * script.batches);  // one warm-up run, two per replay
+  for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(script.last_capture[i], sets.set(i % 3));
+  EXPECT_EQ(sets[0].runs, sets[1].runs);
+  EXPECT_EQ(sets[1].runs, sets[2].runs);
+  EXPECT_EQ(sets[0].runs, 1 + 2 * script.batches);  // one warm-up run, two per replay
   EXPECT_DOUBLE_EQ(m.median_us, 30.0);  // after the first replay every run takes 30
   EXPECT_EQ(m.samples + 1, script.batches);
 }
@@ -186,33 +204,27 @@ TEST(Measure, GraphTimingOfOneLargeSetRepeatsItToFillAReplay) {
 TEST(Measure, HotGraphTimingUsesTheFirstSetOnly) {
   Script script;
   script.durations_us = {4.0};
-  FakeDevice device(script);
-  FakeGemm a(script), b(script);
-  kernels::PreparedGemm* const sets[] = {&a, &b};
+  OperandSets sets(script, 2);
   MeasureOptions options;
-  options.timing = kernels::TimingMode::graph;
   options.hot = true;
-  const Measurement m = measure(device, sets, options);
+  const Measurement m = sets.measure(kernels::TimingMode::graph, options);
   EXPECT_EQ(m.operand_sets, 1);
-  EXPECT_EQ(b.runs, 0);
+  EXPECT_EQ(sets[1].runs, 0);
   EXPECT_EQ(script.flushes, 0);
 }
 
 TEST(Measure, KernelTimingFlushesAndTimesOneLaunchWithTheKernelTimer) {
   Script script;
   script.durations_us = {7.0};
-  FakeDevice device(script);
-  FakeGemm a(script), b(script);
-  kernels::PreparedGemm* const sets[] = {&a, &b};
+  OperandSets sets(script, 2);
   MeasureOptions options;
-  options.timing = kernels::TimingMode::kernel;
   options.warmup_runs = 0;
-  const Measurement m = measure(device, sets, options);
+  const Measurement m = sets.measure(kernels::TimingMode::kernel, options);
   EXPECT_EQ(script.kernel_timers, 1);
   EXPECT_EQ(script.captures, 0);
   EXPECT_EQ(script.flushes, m.samples);
-  EXPECT_EQ(a.runs, m.samples);
-  EXPECT_EQ(b.runs, 0);
+  EXPECT_EQ(sets[0].runs, m.samples);
+  EXPECT_EQ(sets[1].runs, 0);
   EXPECT_EQ(m.operand_sets, 1);
   EXPECT_DOUBLE_EQ(m.median_us, 7.0);
 }
