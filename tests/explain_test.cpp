@@ -6,6 +6,7 @@
 
 #include "analyze/low_utils_rule.hpp"
 #include "analyze/noise_aware_rule.hpp"
+#include "analyze_test_support.hpp"
 #include "triage_test_support.hpp"
 
 namespace shapescope::analyze {
@@ -50,16 +51,7 @@ Series wave_series() {
 }
 
 // M = 129 against M = 128 in wave_series(), with their MFU.
-Anomaly anomaly_at_129(const Series& series) {
-  Anomaly anomaly;
-  anomaly.index = 4;
-  anomaly.m = 129;
-  anomaly.utils = series.points[4].utils;
-  anomaly.reference_index = 3;
-  anomaly.reference_m = 128;
-  anomaly.reference_utils = series.points[3].utils;
-  return anomaly;
-}
+Anomaly anomaly_at_129(const Series& series) { return testing::anomaly_against(series, 4, 3); }
 
 TEST(Explain, WaveBoundaryCrossedIsACause) {
   const Series series = wave_series();
