@@ -27,37 +27,18 @@ struct Column {
 const std::vector<Column<ProfileRow>>& row_columns() {
   using R = ProfileRow;
   static const std::vector<Column<R>> columns = {
-      {"batch", &R::batch, true},
-      {"kernel_time", &R::kernel_time_us, true},
-      {"flops", &R::tflops, true},
-      {"utils", &R::utils, true},
-      {"kernel_name", &R::kernel_name},
-      {"m", &R::m},
-      {"n", &R::n},
-      {"k", &R::k},
-      {"batch_count", &R::batch_count},
-      {"dtype", &R::dtype},
-      {"kernel", &R::kernel},
-      {"backend", &R::backend},
-      {"device", &R::device},
-      {"peak_tflops", &R::peak_tflops},
-      {"time_us_min", &R::time_us_min},
-      {"time_us_max", &R::time_us_max},
-      {"time_us_stddev", &R::time_us_stddev},
-      {"samples", &R::samples},
-      {"gbytes_per_s", &R::gbytes_per_s},
-      {"rel_err", &R::rel_err},
-      {"status", &R::status},
-      {"ci95_us", &R::ci95_us},
-      {"passes", &R::passes},
-      {"sm_clock_mhz", &R::sm_clock_mhz},
-      {"sm_clock_end_mhz", &R::sm_clock_end_mhz},
-      {"temperature_c", &R::temperature_c},
-      {"power_w", &R::power_w},
-      {"timing", &R::timing},
-      {"operand_sets", &R::operand_sets},
-      {"launched", &R::launched},
-      {"note", &R::note},
+      {"batch", &R::batch, true}, {"kernel_time", &R::kernel_time_us, true}, {"flops", &R::tflops, true},
+      {"utils", &R::utils, true}, {"kernel_name", &R::kernel_name},
+      // The GEMM and what ran it.
+      {"m", &R::m}, {"n", &R::n}, {"k", &R::k}, {"batch_count", &R::batch_count}, {"dtype", &R::dtype},
+      {"kernel", &R::kernel}, {"backend", &R::backend}, {"device", &R::device}, {"peak_tflops", &R::peak_tflops},
+      // The samples' spread, the bandwidth and the check.
+      {"time_us_min", &R::time_us_min}, {"time_us_max", &R::time_us_max}, {"time_us_stddev", &R::time_us_stddev},
+      {"samples", &R::samples}, {"gbytes_per_s", &R::gbytes_per_s}, {"rel_err", &R::rel_err}, {"status", &R::status},
+      // Extensions: readers treat them as optional.
+      {"ci95_us", &R::ci95_us}, {"passes", &R::passes}, {"sm_clock_mhz", &R::sm_clock_mhz},
+      {"sm_clock_end_mhz", &R::sm_clock_end_mhz}, {"temperature_c", &R::temperature_c}, {"power_w", &R::power_w},
+      {"timing", &R::timing}, {"operand_sets", &R::operand_sets}, {"launched", &R::launched}, {"note", &R::note},
   };
   return columns;
 }
@@ -65,21 +46,11 @@ const std::vector<Column<ProfileRow>>& row_columns() {
 const std::vector<Column<ProfileRow::Grouped>>& grouped_columns() {
   using G = ProfileRow::Grouped;
   static const std::vector<Column<G>> columns = {
-      {"groups", &G::groups},
-      {"active_groups", &G::active_groups},
-      {"rows_min", &G::rows_min},
-      {"rows_mean", &G::rows_mean},
-      {"rows_max", &G::rows_max},
-      {"useful_rows", &G::useful_rows},
-      {"padded_rows", &G::padded_rows},
-      {"executed_rows", &G::executed_rows},
-      {"executed_tflops", &G::executed_tflops},
-      {"executed_utils", &G::executed_utils},
-      {"sol_us", &G::sol_us},
-      {"sol_fraction", &G::sol_fraction},
-      {"routing", &G::routing},
-      {"layout", &G::layout},
-      {"ep", &G::ep},
+      {"groups", &G::groups}, {"active_groups", &G::active_groups}, {"rows_min", &G::rows_min},
+      {"rows_mean", &G::rows_mean}, {"rows_max", &G::rows_max}, {"useful_rows", &G::useful_rows},
+      {"padded_rows", &G::padded_rows}, {"executed_rows", &G::executed_rows}, {"executed_tflops", &G::executed_tflops},
+      {"executed_utils", &G::executed_utils}, {"sol_us", &G::sol_us}, {"sol_fraction", &G::sol_fraction},
+      {"routing", &G::routing}, {"layout", &G::layout}, {"ep", &G::ep},
   };
   return columns;
 }
