@@ -11,6 +11,7 @@
 #include "common/model_catalog.hpp"
 #include "common/user_error.hpp"
 #include "tests/scratch_dir.hpp"
+#include "tests/user_error_of.hpp"
 
 namespace shapescope {
 namespace {
@@ -46,14 +47,11 @@ TEST(ModelLayerCounts, ModulesThatSkipLayersSayInHowMany) {
 }
 
 std::string parse_error(const std::string& top_level) {
-  try {
+  return testing_support::user_error_of([&] {
     parse_model_json(R"({"name": "t", "source": "s", )" + top_level +
                          R"(, "layers": [{"name": "a", "k": 1, "n": 1, "tp": "split_n"}]})",
                      "t.json");
-  } catch (const UserError& error) {
-    return error.what();
-  }
-  return "";
+  });
 }
 
 TEST(ModelLayerCounts, MalformedCountsNameTheFileAndTheFix) {
