@@ -4,6 +4,7 @@
 
 #include <deque>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "fake_device.hpp"
@@ -19,7 +20,7 @@ using testing_fakes::FakeDevice;
 
 // Counts the runs of the measured GEMMs; each test scripts its own durations.
 struct Script : DeviceScript {
-  Script() { durations_us.clear(); }
+  explicit Script(std::deque<double> durations = {}) { durations_us = std::move(durations); }
   int runs = 0;
 };
 
@@ -66,8 +67,7 @@ class OperandSets {
 };
 
 TEST(Measure, ColdSteadyKernelConvergesAtMinSamplesWithAFlushBeforeEach) {
-  Script script;
-  script.durations_us = {250.0};
+  Script script({250.0});
   MeasureOptions options;
   options.warmup_runs = 3;
   options.min_samples = 7;
@@ -100,8 +100,7 @@ TEST(Measure, ColdEventSamplesReachTheDeviceInGroupsAndStopWhereOneByOneWould) {
   expected_samples = int(seen.size());
   ASSERT_GT(expected_samples, options.min_samples);
 
-  Script script;
-  script.durations_us = durations;
+  Script script(durations);
   const Measurement m = run_with(script, options);
   EXPECT_TRUE(m.converged);
   EXPECT_EQ(m.samples, expected_samples);
@@ -130,8 +129,7 @@ TEST(Measure, NoisyKernelStopsAtMaxSamplesUnconverged) {
 }
 
 TEST(Measure, TimeCapStopsOnceMinSamplesAreIn) {
-  Script script;
-  script.durations_us = {100.0, 300.0};
+  Script script({100.0, 300.0});
   MeasureOptions options;
   options.min_samples = 6;
   options.max_seconds_per_point = 0;
@@ -141,8 +139,7 @@ TEST(Measure, TimeCapStopsOnceMinSamplesAreIn) {
 }
 
 TEST(Measure, ShortHotKernelsAreTimedAsBatchesWithoutFlushing) {
-  Script script;
-  script.durations_us = {4.0};
+  Script script({4.0});
   MeasureOptions options;
   options.hot = true;
   const Measurement m = run_with(script, options);
@@ -158,8 +155,7 @@ TEST(Measure, ShortHotKernelsAreTimedAsBatchesWithoutFlushing) {
 }
 
 TEST(Measure, LongHotKernelsAreStillTimedAsBatchesOfAtLeastTwo) {
-  Script script;
-  script.durations_us = {500.0};
+  Script script({500.0});
   MeasureOptions options;
   options.hot = true;
   const Measurement m = run_with(script, options);
@@ -169,8 +165,7 @@ TEST(Measure, LongHotKernelsAreStillTimedAsBatchesOfAtLeastTwo) {
 }
 
 TEST(Measure, GraphTimingReplaysEveryOperandSetInOrderAndReportsTimePerRun) {
-  Script script;
-  script.durations_us = {10.0, 20.0, 30.0};  // the sets take 10, 20, 30 us; the last repeats
+  Script script({10.0, 20.0, 30.0});  // the sets take 10, 20, 30 us; the last repeats
   OperandSets sets(script, 3);
   MeasureOptions options;
   options.warmup_runs = 1;
@@ -189,21 +184,17 @@ TEST(Measure, GraphTimingReplaysEveryOperandSetInOrderAndReportsTimePerRun) {
 }
 
 TEST(Measure, GraphTimingOfOneLargeSetRepeatsItToFillAReplay) {
-  Script script;
-  script.durations_us = {500.0};
-  FakeDevice device(script);
-  FakeGemm gemm(script);
+  Script script({500.0});
   MeasureOptions options;
   options.timing = kernels::TimingMode::graph;
-  const Measurement m = measure(device, gemm, options);
+  const Measurement m = run_with(script, options);
   EXPECT_EQ(m.operand_sets, 1);
   EXPECT_EQ(script.last_capture.size(), 4u);
   EXPECT_DOUBLE_EQ(m.median_us, 500.0);
 }
 
 TEST(Measure, HotGraphTimingUsesTheFirstSetOnly) {
-  Script script;
-  script.durations_us = {4.0};
+  Script script({4.0});
   OperandSets sets(script, 2);
   MeasureOptions options;
   options.hot = true;
@@ -214,8 +205,7 @@ TEST(Measure, HotGraphTimingUsesTheFirstSetOnly) {
 }
 
 TEST(Measure, KernelTimingFlushesAndTimesOneLaunchWithTheKernelTimer) {
-  Script script;
-  script.durations_us = {7.0};
+  Script script({7.0});
   OperandSets sets(script, 2);
   MeasureOptions options;
   options.warmup_runs = 0;
@@ -230,8 +220,7 @@ TEST(Measure, KernelTimingFlushesAndTimesOneLaunchWithTheKernelTimer) {
 }
 
 TEST(Measure, ClockDropBelow97PercentMarksThrottled) {
-  Script script;
-  script.durations_us = {100.0};
+  Script script({100.0});
   script.clocks = {ClockSample{1980, 50, 500}, ClockSample{1900, 80, 700}};
   EXPECT_TRUE(run_with(script, {}).throttled);
   script.clocks = {ClockSample{1980, 50, 500}, ClockSample{1950, 60, 600}};
