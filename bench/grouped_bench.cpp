@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_main.hpp"
 #include "common/atomic_file.hpp"
 #include "common/csv.hpp"
 #include "common/device_peaks.hpp"
@@ -294,11 +295,4 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace shapescope
 
-int main(int argc, char** argv) {
-  try {
-    return shapescope::run(argc, argv);
-  } catch (const shapescope::UserError& error) {
-    std::fprintf(stderr, "grouped_bench: %s\n", error.what());
-    return 2;
-  }
-}
+int main(int argc, char** argv) { return shapescope::bench_main("grouped_bench", shapescope::run, argc, argv); }

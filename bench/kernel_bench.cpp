@@ -22,22 +22,18 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_main.hpp"
 #include "common/atomic_file.hpp"
 #include "common/csv.hpp"
 #include "common/statistics.hpp"
 #include "common/user_error.hpp"
 #include "common/model_catalog.hpp"
 #include "common/shape_axes.hpp"
+#include "kernels/copy_bandwidth.hpp"
 #include "kernels/kernel.hpp"
 #include "profiler/measure.hpp"
 #include "profiler/operand_sizes.hpp"
 #include "profiler/session_pool.hpp"
-
-#if SHAPESCOPE_HAVE_CUDA
-#include <cuda_runtime.h>
-
-#include "kernels/cuda/cuda_check.hpp"
-#endif
 
 namespace shapescope {
 namespace {
@@ -108,40 +104,6 @@ struct Point {
   double median_us = 0, min_bytes = 0, rel_err = 0;
   int samples = 0, operand_sets = 1;
 };
-
-// Device-to-device copy bandwidth in bytes/µs (bytes read plus bytes written), median of 15 copies of 1 GiB.
-double measured_copy_bandwidth() {
-#if SHAPESCOPE_HAVE_CUDA
-  constexpr size_t kBytes = size_t(1) << 30;
-  void *source = nullptr, *destination = nullptr;
-  if (cudaMalloc(&source, kBytes) != cudaSuccess || cudaMalloc(&destination, kBytes) != cudaSuccess)
-    throw std::runtime_error("kernel_bench: cannot allocate 2 GiB for the copy-bandwidth measurement");
-  cudaMemset(source, 1, kBytes);
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  std::vector<double> us;
-  for (int i = 0; i < 18; ++i) {
-    cudaEventRecord(start);
-    cudaMemcpyAsync(destination, source, kBytes, cudaMemcpyDeviceToDevice);
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, stop);
-    if (i >= 3) us.push_back(double(ms) * 1000.0);  // first copies warm up
-  }
-  const cudaError_t error = cudaGetLastError();
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaFree(source);
-  cudaFree(destination);
-  if (error != cudaSuccess) throw std::runtime_error(std::string("kernel_bench copy: ") + cudaGetErrorString(error));
-  std::sort(us.begin(), us.end());
-  return 2.0 * double(kBytes) / us[us.size() / 2];
-#else
-  return NAN;
-#endif
-}
 
 std::vector<Point> run_shape(kernels::Device& device, const ShapeCase& shape_case, const std::string& kernel_name,
                              const std::vector<int64_t>& ms, const profiler::MeasureOptions& options,
@@ -387,7 +349,7 @@ int run(int argc, char** argv) {
   const auto device = kernels::make_cuda_device();
   if (!device) throw UserError("kernel_bench needs a CUDA GPU: " + kernels::cuda_unavailable_reason());
   const kernels::DeviceInfo info = device->info();
-  const double copy_bw = measured_copy_bandwidth();
+  const double copy_bw = kernels::measure_copy_bandwidth(*device);
   std::printf("%s, %d SMs, L2 %.0f MB; device-to-device copy %.2f TB/s (read + write); %s\n", info.name.c_str(),
               info.multiprocessors, double(info.l2_bytes) / 1e6, copy_bw / 1e6, options.hot ? "hot" : "cold");
 
@@ -425,11 +387,4 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace shapescope
 
-int main(int argc, char** argv) {
-  try {
-    return shapescope::run(argc, argv);
-  } catch (const shapescope::UserError& error) {
-    std::fprintf(stderr, "kernel_bench: %s\n", error.what());
-    return 2;
-  }
-}
+int main(int argc, char** argv) { return shapescope::bench_main("kernel_bench", shapescope::run, argc, argv); }

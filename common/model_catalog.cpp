@@ -203,12 +203,8 @@ std::string dividing_eps(int64_t experts) {
   return fmt::format("{} or {}", fmt::join(eps.begin(), eps.end() - 1, ", "), eps.back());
 }
 
-// Expert parallelism: whole experts per rank, N and K as the checkpoint has them.
-GemmProblem expert_parallel_problem(const std::string& model, const LinearLayer& layer, int tp, int ep) {
-  if (layer.experts % ep != 0) {
-    throw UserError(fmt::format("{} {}: {} experts do not split over ep={} ranks; use --ep {}", model, layer.name,
-                                layer.experts, ep, dividing_eps(layer.experts)));
-  }
+// The layer as the checkpoint has it (N and K unsplit, every routed expert on the profiled GPU), profiled at `tp`.
+GemmProblem unsplit_problem(const std::string& model, const LinearLayer& layer, int tp) {
   GemmProblem problem;
   problem.model = model;
   problem.module = layer.name;
@@ -219,6 +215,17 @@ GemmProblem expert_parallel_problem(const std::string& model, const LinearLayer&
   problem.top_k = layer.top_k;
   problem.expert_width = layer.expert_width;
   problem.shared_experts = layer.shared_experts;
+  problem.local_experts = layer.experts;
+  return problem;
+}
+
+// Expert parallelism: whole experts per rank, N and K as the checkpoint has them.
+GemmProblem expert_parallel_problem(const std::string& model, const LinearLayer& layer, int tp, int ep) {
+  if (layer.experts % ep != 0) {
+    throw UserError(fmt::format("{} {}: {} experts do not split over ep={} ranks; use --ep {}", model, layer.name,
+                                layer.experts, ep, dividing_eps(layer.experts)));
+  }
+  GemmProblem problem = unsplit_problem(model, layer, tp);
   problem.ep = ep;
   problem.local_experts = layer.experts / ep;
   return problem;
@@ -226,18 +233,8 @@ GemmProblem expert_parallel_problem(const std::string& model, const LinearLayer&
 
 GemmProblem problem_for(const std::string& model, const LinearLayer& layer, int tp, int ep) {
   if (layer.experts > 0 && ep > 1) return expert_parallel_problem(model, layer, tp, ep);
-  GemmProblem problem;
-  problem.model = model;
-  problem.module = layer.name;
-  problem.tp = tp;
-  problem.n = layer.n;
-  problem.k = layer.k;
+  GemmProblem problem = unsplit_problem(model, layer, tp);
   problem.batch_count = layer.batch_count;
-  problem.experts = layer.experts;
-  problem.top_k = layer.top_k;
-  problem.expert_width = layer.expert_width;
-  problem.shared_experts = layer.shared_experts;
-  problem.local_experts = layer.experts;
   int64_t unsplit = 0;
   int64_t* split_dimension = nullptr;
   if (layer.tp_rule == TpRule::split_n) {

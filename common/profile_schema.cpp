@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cmath>
 #include <string_view>
+#include <type_traits>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -10,53 +12,87 @@
 
 namespace shapescope {
 
-const std::vector<std::string>& profile_columns() {
-  static const std::vector<std::string> columns = {
-      "batch",          "kernel_time",    "flops",         "utils",          "kernel_name",   "m",
-      "n",              "k",              "batch_count",   "dtype",          "kernel",        "backend",
-      "device",         "peak_tflops",    "time_us_min",   "time_us_max",    "time_us_stddev", "samples",
-      "gbytes_per_s",   "rel_err",        "status",        "ci95_us",        "passes",        "sm_clock_mhz",
-      "sm_clock_end_mhz", "temperature_c", "power_w",       "timing",        "operand_sets",  "launched",
-      "note"};
+namespace {
+
+// One CSV column: its name and the member of the record it holds. Every column's reader, writer and place
+// in the header come from the tables below.
+template <typename Record>
+struct Column {
+  const char* name;
+  std::variant<int64_t Record::*, double Record::*, std::string Record::*> member;
+  bool required = false;  // the study's batch,kernel_time,flops,utils; any other keeps its default when absent
+};
+
+// The file order; the first five columns are exactly the study's.
+const std::vector<Column<ProfileRow>>& row_columns() {
+  using R = ProfileRow;
+  static const std::vector<Column<R>> columns = {
+      {"batch", &R::batch, true}, {"kernel_time", &R::kernel_time_us, true}, {"flops", &R::tflops, true},
+      {"utils", &R::utils, true}, {"kernel_name", &R::kernel_name},
+      // The GEMM and what ran it.
+      {"m", &R::m}, {"n", &R::n}, {"k", &R::k}, {"batch_count", &R::batch_count}, {"dtype", &R::dtype},
+      {"kernel", &R::kernel}, {"backend", &R::backend}, {"device", &R::device}, {"peak_tflops", &R::peak_tflops},
+      // The samples' spread, the bandwidth and the check.
+      {"time_us_min", &R::time_us_min}, {"time_us_max", &R::time_us_max}, {"time_us_stddev", &R::time_us_stddev},
+      {"samples", &R::samples}, {"gbytes_per_s", &R::gbytes_per_s}, {"rel_err", &R::rel_err}, {"status", &R::status},
+      // Extensions: readers treat them as optional.
+      {"ci95_us", &R::ci95_us}, {"passes", &R::passes}, {"sm_clock_mhz", &R::sm_clock_mhz},
+      {"sm_clock_end_mhz", &R::sm_clock_end_mhz}, {"temperature_c", &R::temperature_c}, {"power_w", &R::power_w},
+      {"timing", &R::timing}, {"operand_sets", &R::operand_sets}, {"launched", &R::launched}, {"note", &R::note},
+  };
   return columns;
 }
 
-namespace {
+const std::vector<Column<ProfileRow::Grouped>>& grouped_columns() {
+  using G = ProfileRow::Grouped;
+  static const std::vector<Column<G>> columns = {
+      {"groups", &G::groups}, {"active_groups", &G::active_groups}, {"rows_min", &G::rows_min},
+      {"rows_mean", &G::rows_mean}, {"rows_max", &G::rows_max}, {"useful_rows", &G::useful_rows},
+      {"padded_rows", &G::padded_rows}, {"executed_rows", &G::executed_rows}, {"executed_tflops", &G::executed_tflops},
+      {"executed_utils", &G::executed_utils}, {"sol_us", &G::sol_us}, {"sol_fraction", &G::sol_fraction},
+      {"routing", &G::routing}, {"layout", &G::layout}, {"ep", &G::ep},
+  };
+  return columns;
+}
+
+template <typename Record>
+std::vector<std::string> names_of(const std::vector<Column<Record>>& columns) {
+  std::vector<std::string> names;
+  for (const Column<Record>& column : columns) names.emplace_back(column.name);
+  return names;
+}
 
 // fmt's "{}" is the shortest text that reads back to the same double, so a
 // written row re-parses to exactly the measured values.
-std::string number(double value) { return fmt::format("{}", value); }
-std::string number(int64_t value) { return fmt::format("{}", value); }
+std::string text_of(double value) { return fmt::format("{}", value); }
+std::string text_of(int64_t value) { return fmt::format("{}", value); }
+const std::string& text_of(const std::string& value) { return value; }
+
+template <typename Record>
+std::vector<std::string> fields_of(const Record& record, const std::vector<Column<Record>>& columns) {
+  std::vector<std::string> fields;
+  fields.reserve(columns.size());
+  for (const Column<Record>& column : columns)
+    fields.push_back(std::visit([&](auto member) -> std::string { return text_of(record.*member); }, column.member));
+  return fields;
+}
 
 }  // namespace
 
-std::vector<std::string> to_fields(const ProfileRow& row) {
-  return {number(row.batch),          number(row.kernel_time_us), number(row.tflops),
-          number(row.utils),          row.kernel_name,            number(row.m),
-          number(row.n),              number(row.k),              number(row.batch_count),
-          row.dtype,                  row.kernel,                 row.backend,
-          row.device,                 number(row.peak_tflops),    number(row.time_us_min),
-          number(row.time_us_max),    number(row.time_us_stddev), number(row.samples),
-          number(row.gbytes_per_s),   number(row.rel_err),        row.status,
-          number(row.ci95_us),        number(row.passes),         number(row.sm_clock_mhz),
-          number(row.sm_clock_end_mhz), number(row.temperature_c), number(row.power_w),
-          row.timing,                 number(row.operand_sets),   row.launched,
-          row.note};
+const std::vector<std::string>& profile_columns() {
+  static const std::vector<std::string> names = names_of(row_columns());
+  return names;
 }
+
+std::vector<std::string> to_fields(const ProfileRow& row) { return fields_of(row, row_columns()); }
 
 const std::vector<std::string>& grouped_profile_columns() {
-  static const std::vector<std::string> columns = {
-      "groups",        "active_groups", "rows_min",        "rows_mean",      "rows_max", "useful_rows",
-      "padded_rows",   "executed_rows", "executed_tflops", "executed_utils", "sol_us",   "sol_fraction",
-      "routing",       "layout",        "ep"};
-  return columns;
+  static const std::vector<std::string> names = names_of(grouped_columns());
+  return names;
 }
 
-std::vector<std::string> to_grouped_fields(const ProfileRow::Grouped& g) {
-  return {number(g.groups),          number(g.active_groups),  number(g.rows_min),      number(g.rows_mean),
-          number(g.rows_max),        number(g.useful_rows),    number(g.padded_rows),   number(g.executed_rows),
-          number(g.executed_tflops), number(g.executed_utils), number(g.sol_us),        number(g.sol_fraction),
-          g.routing,                 g.layout,                 number(g.ep)};
+std::vector<std::string> to_grouped_fields(const ProfileRow::Grouped& grouped) {
+  return fields_of(grouped, grouped_columns());
 }
 
 namespace {
@@ -117,6 +153,24 @@ class RowReader {
     if (value != nullptr) target = *value;
   }
 
+  // A required column holds a number; an optional one, absent or empty, keeps the record's default.
+  template <typename Record>
+  void read(const Column<Record>& column, Record& record) const {
+    std::visit(
+        [&](auto member) {
+          auto& target = record.*member;
+          using Value = std::remove_reference_t<decltype(target)>;
+          if constexpr (std::is_same_v<Value, std::string>) {
+            optional_text(column.name, target);
+          } else if (column.required) {
+            target = required_number<Value>(column.name);
+          } else {
+            optional_number(column.name, target);
+          }
+        },
+        column.member);
+  }
+
  private:
   const std::vector<std::string>& header_;
   const std::vector<std::string>& fields_;
@@ -129,59 +183,16 @@ ProfileRow parse_profile_row(const std::vector<std::string>& header, const std::
                              const std::string& where) {
   const RowReader reader(header, fields, where);
   ProfileRow row;
-  row.batch = reader.required_number<int64_t>("batch");
-  row.kernel_time_us = reader.required_number<double>("kernel_time");
-  row.tflops = reader.required_number<double>("flops");
-  row.utils = reader.required_number<double>("utils");
-  // The study's own Marlin profile has no kernel_name column, so it is read when present.
-  reader.optional_text("kernel_name", row.kernel_name);
-
-  row.m = row.batch;
-  reader.optional_number("m", row.m);
-  reader.optional_number("n", row.n);
-  reader.optional_number("k", row.k);
-  reader.optional_number("batch_count", row.batch_count);
-  reader.optional_text("dtype", row.dtype);
-  reader.optional_text("kernel", row.kernel);
-  reader.optional_text("backend", row.backend);
-  reader.optional_text("device", row.device);
-  reader.optional_number("peak_tflops", row.peak_tflops);
-  reader.optional_number("time_us_min", row.time_us_min);
-  reader.optional_number("time_us_max", row.time_us_max);
-  reader.optional_number("time_us_stddev", row.time_us_stddev);
-  reader.optional_number("samples", row.samples);
-  reader.optional_number("gbytes_per_s", row.gbytes_per_s);
-  reader.optional_number("rel_err", row.rel_err);
-  reader.optional_text("status", row.status);
+  for (const Column<ProfileRow>& column : row_columns())
+    if (column.required) reader.read(column, row);
+  row.m = row.batch;  // the study's files have no m column: M is the batch
+  for (const Column<ProfileRow>& column : row_columns())
+    if (!column.required) reader.read(column, row);
   if (row.status.empty()) row.status = kStatusOk;
-  reader.optional_number("ci95_us", row.ci95_us);
-  reader.optional_number("passes", row.passes);
-  reader.optional_number("sm_clock_mhz", row.sm_clock_mhz);
-  reader.optional_number("sm_clock_end_mhz", row.sm_clock_end_mhz);
-  reader.optional_number("temperature_c", row.temperature_c);
-  reader.optional_number("power_w", row.power_w);
-  reader.optional_text("timing", row.timing);
   if (row.timing.empty()) row.timing = kTimingEvents;
-  reader.optional_number("operand_sets", row.operand_sets);
-  reader.optional_text("launched", row.launched);
-  reader.optional_text("note", row.note);
   if (reader.field("groups") != nullptr) {
-    ProfileRow::Grouped& g = row.grouped.emplace();
-    reader.optional_number("groups", g.groups);
-    reader.optional_number("active_groups", g.active_groups);
-    reader.optional_number("rows_min", g.rows_min);
-    reader.optional_number("rows_mean", g.rows_mean);
-    reader.optional_number("rows_max", g.rows_max);
-    reader.optional_number("useful_rows", g.useful_rows);
-    reader.optional_number("padded_rows", g.padded_rows);
-    reader.optional_number("executed_rows", g.executed_rows);
-    reader.optional_number("executed_tflops", g.executed_tflops);
-    reader.optional_number("executed_utils", g.executed_utils);
-    reader.optional_number("sol_us", g.sol_us);
-    reader.optional_number("sol_fraction", g.sol_fraction);
-    reader.optional_text("routing", g.routing);
-    reader.optional_text("layout", g.layout);
-    reader.optional_number("ep", g.ep);
+    ProfileRow::Grouped& grouped = row.grouped.emplace();
+    for (const Column<ProfileRow::Grouped>& column : grouped_columns()) reader.read(column, grouped);
   }
 
   // Skipped or failed points may carry no time; a measured one must.

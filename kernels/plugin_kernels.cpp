@@ -218,6 +218,11 @@ PluginScaleLayout plugin_b_scale_layout(const WeightShape& shape, uint32_t flags
 int64_t plugin_a_element_bytes(OperandFormat format) { return format == OperandFormat::fp8_blockscale ? 1 : 2; }
 int64_t plugin_b_element_bytes(OperandFormat format) { return format == OperandFormat::bf16 ? 2 : 1; }
 
+std::size_t plugin_activation_bytes(const WeightShape& shape, OperandFormat format, int64_t m) {
+  return std::size_t(shape.batch_count * (m * shape.k * plugin_a_element_bytes(format) +
+                                          m * synthetic::blocks(shape.k) * 4 + m * shape.n * 2));
+}
+
 void* plugin_prepare(PluginKernel& kernel, const shapescope_operands& operands) {
   if (!kernel.crashed.empty()) throw std::runtime_error(kernel.crashed);
   PrepareCall call{&kernel.abi, &operands};

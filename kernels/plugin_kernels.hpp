@@ -5,6 +5,7 @@
 // reference exactly as our own kernels are checked.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +45,8 @@ PluginScaleLayout plugin_b_scale_layout(const WeightShape& shape, uint32_t flags
 // Bytes per element of A and B in a format (e4m3: 1, bf16: 2).
 int64_t plugin_a_element_bytes(OperandFormat format);
 int64_t plugin_b_element_bytes(OperandFormat format);
+// A session's bytes per M on either backend: A, its 1x128 scales (f32) and the bf16 output.
+std::size_t plugin_activation_bytes(const WeightShape& shape, OperandFormat format, int64_t m);
 
 // prepare() with a crash guard: a SIGSEGV, SIGBUS, SIGFPE or SIGILL inside it is caught, the kernel is
 // marked crashed and not called again. Throws std::runtime_error with the plugin's reason on any failure.

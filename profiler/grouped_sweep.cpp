@@ -196,7 +196,6 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
       std::optional<ProfileFileStart> start = start_profile_file(csv, kernel_name, series.problem, wanted, record);
       if (!start) {  // interrupted while another run held the file
         result.interrupted = true;
-        progress.finish();
         return result;
       }
       if (start->complete) {
@@ -247,27 +246,17 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
         row.k = point.shape.k;
         row.grouped = describe_groups(series, point.shape);
         const auto unsupported = kernel.unsupported_reason ? kernel.unsupported_reason(point.shape) : std::nullopt;
-        if (unsupported) {
-          row.status = kStatusUnsupported;
-          row.note = *unsupported;
-        } else if (sessions) {
+        if (!record_unmeasured(row, unsupported, sessions != nullptr, open_error))
           sidecar.timing.timed_s += measure_grouped_point(device, *sessions, context, point, row);
-        } else {
-          row.status = kStatusError;
-          row.note = "opening the kernel failed: " + open_error;
-        }
         flag_off_steady_clock(row, steady_clock_mhz);
         progress.advance(fmt::format("{} M={}", label_prefix, point.m));
         start->file.add(row);
       }
       sessions.reset();
-      if (close_profile_file(start->file, sidecar, csv, start->resumed, seconds_since(sweep_start), result)) {
-        progress.finish();
+      if (close_profile_file(start->file, sidecar, csv, start->resumed, seconds_since(sweep_start), result))
         return result;
-      }
     }
   }
-  progress.finish();
   return result;
 }
 

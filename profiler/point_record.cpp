@@ -38,4 +38,17 @@ void record_measurement(ProfileRow& row, const Measurement& m, const kernels::Ch
   }
 }
 
+bool record_unmeasured(ProfileRow& row, const std::optional<std::string>& unsupported, bool session_open,
+                       const std::string& open_error) {
+  if (unsupported) {
+    row.status = kStatusUnsupported;
+    row.note = *unsupported;
+    return true;
+  }
+  if (session_open) return false;
+  row.status = kStatusError;
+  row.note = "opening the kernel failed: " + open_error;
+  return true;
+}
+
 }  // namespace shapescope::profiler

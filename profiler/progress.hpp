@@ -13,8 +13,9 @@ class Progress {
   Progress(int64_t total_points, bool enabled);
   // One point done; `label` names what is being measured (e.g. the file and M).
   void advance(const std::string& label);
-  // Ends the line so later output starts clean.
+  // Ends the line so later output starts clean; the destructor does it too, however the sweep ends.
   void finish();
+  ~Progress() { finish(); }
 
   // "1h02m", "3m05s", "42s" for an ETA.
   static std::string format_duration(double seconds);

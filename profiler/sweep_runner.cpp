@@ -196,7 +196,6 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       std::optional<ProfileFileStart> start = start_profile_file(csv, kernel_name, problem, m_values, record);
       if (!start) {  // interrupted while another run held the file
         result.interrupted = true;
-        progress.finish();
         return result;
       }
       if (start->complete) {
@@ -242,15 +241,9 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         row.batch_count = problem.batch_count;
         const kernels::GemmShape shape{m, problem.n, problem.k, problem.batch_count};
         const auto unsupported = kernel.unsupported_reason ? kernel.unsupported_reason(shape) : std::nullopt;
-        if (unsupported) {  // a shape the kernel refuses is not an error, whether or not its session opened
-          row.status = kStatusUnsupported;
-          row.note = *unsupported;
-        } else if (sessions) {
+        if (!record_unmeasured(row, unsupported, sessions != nullptr, open_error)) {
           phases = measure_point(device, *sessions, plan, row);
           if (phases) sidecar.timing.timed_s += (*phases)[PointPhase::timed];
-        } else {
-          row.status = kStatusError;
-          row.note = "opening the kernel failed: " + open_error;
         }
         flag_off_steady_clock(row, steady_clock_mhz);
         progress.advance(passes > 1 ? fmt::format("{} M={} pass {}/{}", label_prefix, m, point.pass + 1, passes)
@@ -268,13 +261,10 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         }
       }
       sessions.reset();
-      if (close_profile_file(start->file, sidecar, csv, start->resumed, seconds_since(sweep_start), result)) {
-        progress.finish();
+      if (close_profile_file(start->file, sidecar, csv, start->resumed, seconds_since(sweep_start), result))
         return result;
-      }
     }
   }
-  progress.finish();
   return result;
 }
 

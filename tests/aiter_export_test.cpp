@@ -1,7 +1,6 @@
 // profile --format aiter: the tables hold AITER's tuned-GEMM columns and analyze's AITER reader
 // reads back the points the profile measured.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -71,16 +70,10 @@ TEST(AiterExport, OkRowsInAiterColumnsReadBackByTheAiterReader) {
   EXPECT_NEAR(series[1].points[1].tflops, rows[0].tflops, 0.01);
 }
 
-class AiterExportCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!testing_support::profile_binary_built()) GTEST_SKIP() << "profile binary not built";
-  }
-};
+class AiterExportCli : public testing_support::ProfileCliTest {};
 
 TEST_F(AiterExportCli, ProfileWritesATableWithTheMeasuredTimes) {
-  const fs::path out = fs::temp_directory_path() / ("shapescope_aiter_out_" + std::to_string(::getpid()));
-  fs::remove_all(out);
+  const fs::path out = scratch("out");
   const testing_support::Outcome outcome = testing_support::run_profile(
       "--model qwen3_4b --module o_proj --tp 8 --backend cpu --threads 2 --kernel cpu_bf16 --m-list 1,3 "
       "--min-samples 2 --warmup 0 --max-seconds-per-point 0 --format aiter --out " + out.string());
@@ -104,7 +97,6 @@ TEST_F(AiterExportCli, ProfileWritesATableWithTheMeasuredTimes) {
     EXPECT_NEAR(series[0].points[i].time_us, std::stod(measured.rows[i][measured.column("kernel_time")]),
                 1e-4 * std::stod(measured.rows[i][measured.column("kernel_time")]) + 1e-4);
   }
-  fs::remove_all(out);
 }
 
 TEST_F(AiterExportCli, UnknownFormatAndScaleOutAreUserErrors) {

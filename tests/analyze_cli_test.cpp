@@ -1,10 +1,5 @@
 // Runs the built `analyze` binary: exit codes, messages and files written.
-#include <sys/wait.h>
-
-#include <algorithm>
-#include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 #include <gtest/gtest.h>
 #include <fmt/format.h>
@@ -14,39 +9,19 @@
 #include "analyze/series.hpp"
 #include "analyze_test_support.hpp"
 #include "common/kernel_counters.hpp"
+#include "tests/analyze_cli_support.hpp"
 
 namespace shapescope::analyze {
 namespace {
 
-struct CliResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-CliResult run_analyze(const testing::ScratchDir& dir, const std::string& arguments) {
-  const std::filesystem::path binary = std::filesystem::path(SHAPESCOPE_BIN_DIR) / "analyze";
-  const std::filesystem::path log = dir.path() / "log.txt";
-  const std::string command = binary.string() + " " + arguments + " > " + log.string() + " 2>&1";
-  const int status = std::system(command.c_str());
-  std::stringstream text;
-  text << std::ifstream(log).rdbuf();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
-}
-
-// Exit 2 and exactly one line for every user error, parse errors included.
-void expect_user_error(const CliResult& run, const std::string& fragment) {
-  EXPECT_EQ(run.exit_code, 2) << run.output;
-  EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << run.output;
-  EXPECT_NE(run.output.find(fragment), std::string::npos) << fragment << " not in: " << run.output;
-  EXPECT_EQ(run.output.find("internal error"), std::string::npos) << run.output;
-}
+using testing_support::CliResult;
+using testing_support::expect_user_error;
+using testing_support::run_analyze;
 
 class AnalyzeCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(std::filesystem::path(SHAPESCOPE_BIN_DIR) / "analyze")) {
-      GTEST_SKIP() << "analyze binary not built";
-    }
+    if (!testing_support::analyze_binary_built()) GTEST_SKIP() << "analyze binary not built";
   }
   testing::ScratchDir dir_;
 };

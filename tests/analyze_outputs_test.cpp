@@ -37,6 +37,14 @@ TEST(PythonRepr, WritesNumbersAsPandasDoes) {
 // An anomaly at M=12 (slower than 4 + 8) and one at M=16 (slower than 8 + 8).
 Series planted_series() { return make_series({{4, 10}, {8, 12}, {12, 40}, {16, 45}, {20, 30}}); }
 
+// The study's rule (the planted series is too short for the noise-aware window), with plans.
+AnalysisOptions study_rule_with_plans() {
+  AnalysisOptions options;
+  options.rule = AnomalyRule::study;
+  options.check_split = true;
+  return options;
+}
+
 TEST(AnalysisOptions, DefaultRuleIsTheNoiseAwareOneAsOnTheCommandLine) {
   EXPECT_EQ(AnalysisOptions{}.rule, AnomalyRule::noise_aware);
   // One lucky point in a flat sweep: the study's rule flags every later M, the noise-aware rule none.
@@ -50,10 +58,7 @@ TEST(AnalysisOptions, DefaultRuleIsTheNoiseAwareOneAsOnTheCommandLine) {
 
 TEST(StudyOutputs, WritesTheStudysColumnsForAnomaliesAndPairs) {
   const Series series = planted_series();
-  AnalysisOptions options;
-  options.rule = AnomalyRule::study;  // the planted series is too short for the noise-aware window
-  options.check_split = true;
-  const SeriesAnalysis analysis = analyze_series(series, options, MWeights());
+  const SeriesAnalysis analysis = analyze_series(series, study_rule_with_plans(), MWeights());
   const csv::Table low = csv::parse(low_utils_csv(analysis), "low");
   EXPECT_EQ(low.header, (std::vector<std::string>{"batch", "kernel_time", "flops", "utils"}));
   ASSERT_EQ(low.rows.size(), 2u);
@@ -79,9 +84,7 @@ TEST(StudyOutputs, WritesTheStudysColumnsForAnomaliesAndPairs) {
 
 TEST(Recoverable, UniformAndWeightedByAnMHistogram) {
   const Series series = planted_series();
-  AnalysisOptions options;
-  options.rule = AnomalyRule::study;  // the planted series is too short for the noise-aware window
-  options.check_split = true;
+  const AnalysisOptions options = study_rule_with_plans();
   const SeriesAnalysis uniform = analyze_series(series, options, MWeights());
   // M=12: 40 → 4+8 = 22; M=16: 45 → 8+8 = 24 (the fastest of all plans for each).
   EXPECT_DOUBLE_EQ(uniform.recoverable.recoverable_us, (40 - 22) + (45 - 24));
@@ -102,10 +105,7 @@ TEST(Recoverable, UniformAndWeightedByAnMHistogram) {
 
 TEST(JsonReport, CarriesAnomaliesPlansAndSummary) {
   const Series series = planted_series();
-  AnalysisOptions options;
-  options.rule = AnomalyRule::study;  // the planted series is too short for the noise-aware window
-  options.check_split = true;
-  const SeriesAnalysis analysis = analyze_series(series, options, MWeights());
+  const SeriesAnalysis analysis = analyze_series(series, study_rule_with_plans(), MWeights());
   const nlohmann::json report = series_json(analysis);
   ASSERT_EQ(report["anomalies"].size(), 2u);
   const nlohmann::json& first = report["anomalies"][0];

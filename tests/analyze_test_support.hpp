@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "analyze/anomaly.hpp"
 #include "analyze/series.hpp"
 #include "test_data.hpp"
 #include "tests/scratch_dir.hpp"
@@ -55,6 +56,18 @@ inline Series make_series(const std::vector<std::pair<int64_t, double>>& points,
     series.points.push_back(point);
   }
   return series;
+}
+
+// Point `index` of `series` as an anomaly against the smaller point `reference_index`, with their M and MFU.
+inline Anomaly anomaly_against(const Series& series, std::size_t index, std::size_t reference_index) {
+  Anomaly anomaly;
+  anomaly.index = index;
+  anomaly.m = series.points[index].m;
+  anomaly.utils = series.points[index].utils;
+  anomaly.reference_index = reference_index;
+  anomaly.reference_m = series.points[reference_index].m;
+  anomaly.reference_utils = series.points[reference_index].utils;
+  return anomaly;
 }
 
 }  // namespace shapescope::analyze::testing

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "common/user_error.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace shapescope {
 namespace {
@@ -19,17 +20,10 @@ namespace fs = std::filesystem;
 
 class AtomicFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    folder_ = fs::temp_directory_path() /
-              ("shapescope_atomic_" + std::to_string(::getpid()) + "_" +
-               ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(folder_);
-    fs::create_directories(folder_);
-  }
+  // A test may take the folder's permissions away: give them back so that it can be removed.
   void TearDown() override {
     std::error_code ignored;
     fs::permissions(folder_, fs::perms::owner_all, ignored);
-    fs::remove_all(folder_, ignored);
   }
   static std::string read(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -37,7 +31,8 @@ class AtomicFile : public ::testing::Test {
     content << in.rdbuf();
     return content.str();
   }
-  fs::path folder_;
+  testing_support::ScratchDir scratch_;
+  const fs::path folder_ = scratch_.path();
 };
 
 TEST_F(AtomicFile, ReplacesContentAndLeavesNoTemporaries) {

@@ -1,9 +1,6 @@
 // `analyze --capture-sizes` end to end: synthetic llama3_8b tp2 profiles with sidecars,
 // written here, through the built binary to the terminal, the JSON and the HTML page.
-#include <sys/wait.h>
-
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -16,24 +13,13 @@
 #include "analyze_test_support.hpp"
 #include "common/csv.hpp"
 #include "common/profile_schema.hpp"
+#include "tests/analyze_cli_support.hpp"
 
 namespace shapescope::analyze {
 namespace {
 
-struct CliResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-CliResult run_analyze(const testing::ScratchDir& dir, const std::string& arguments) {
-  const std::filesystem::path binary = std::filesystem::path(SHAPESCOPE_BIN_DIR) / "analyze";
-  const std::filesystem::path log = dir.path() / "log.txt";
-  const std::string command = binary.string() + " " + arguments + " > " + log.string() + " 2>&1";
-  const int status = std::system(command.c_str());
-  std::stringstream text;
-  text << std::ifstream(log).rdbuf();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
-}
+using testing_support::CliResult;
+using testing_support::run_analyze;
 
 struct Module {
   std::string name;
@@ -79,17 +65,12 @@ std::filesystem::path write_profile(const testing::ScratchDir& dir, const Module
 class CaptureCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(std::filesystem::path(SHAPESCOPE_BIN_DIR) / "analyze")) {
-      GTEST_SKIP() << "analyze binary not built";
-    }
+    if (!testing_support::analyze_binary_built()) GTEST_SKIP() << "analyze binary not built";
     for (const Module& module : kLlamaTp2) profiles_ += write_profile(dir_, module).string() + " ";
   }
   // One line on stderr naming the problem, exit 2.
   void expect_one_line_error(const std::string& arguments, const std::string& expected) {
-    const CliResult run = run_analyze(dir_, arguments);
-    EXPECT_EQ(run.exit_code, 2) << run.output;
-    EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << run.output;
-    EXPECT_NE(run.output.find(expected), std::string::npos) << run.output;
+    testing_support::expect_user_error(run_analyze(dir_, arguments), expected);
   }
   testing::ScratchDir dir_;
   std::string profiles_;

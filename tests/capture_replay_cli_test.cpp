@@ -4,18 +4,19 @@
 // one line and exit 2 before any work.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "tests/analyze_cli_support.hpp"
 #include "tests/profile_cli_support.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace {
 
@@ -24,6 +25,7 @@ using nlohmann::json;
 using shapescope::testing_support::expect_user_error;
 using shapescope::testing_support::Outcome;
 using shapescope::testing_support::run_profile;
+using shapescope::testing_support::ScratchDir;
 
 constexpr int64_t kLayers = 3;
 constexpr int64_t kModules = 4;  // Llama: qkv_proj, o_proj, gate_up_proj, down_proj
@@ -38,12 +40,11 @@ class CaptureReplayCli : public ::testing::Test {
  protected:
   // Profiles and the capture report are made once for every test of the suite.
   static void SetUpTestSuite() {
-    if (!shapescope::testing_support::profile_binary_built() ||
-        !fs::exists(fs::path(SHAPESCOPE_BIN_DIR) / "analyze")) {
+    if (!shapescope::testing_support::profile_binary_built() || !shapescope::testing_support::analyze_binary_built()) {
       return;
     }
-    dir_ = fs::temp_directory_path() / ("shapescope_capture_replay_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
+    scratch_ = std::make_unique<ScratchDir>();
+    dir_ = scratch_->path();
     fs::create_directories(dir_ / "profiles");
     const fs::path config = dir_ / "tiny_config.json";
     std::ofstream(config) << R"({"model_type": "llama", "hidden_size": 256, "num_attention_heads": 2,
@@ -63,18 +64,12 @@ class CaptureReplayCli : public ::testing::Test {
   }
   // analyze --capture-sizes over the profiles with `extra`; its stdout and stderr.
   static std::string run_analyze(const std::string& extra) {
-    const fs::path analyze = fs::path(SHAPESCOPE_BIN_DIR) / "analyze";
-    const std::string command = analyze.string() + " " + (dir_ / "profiles").string() + "/*.csv --capture-sizes "
-                                "--m-weights uniform:6 --max-graphs 2 --hf-config " + config_.string() + " " + extra +
-                                " > " + (dir_ / "analyze.log").string() + " 2>&1";
-    const int status = std::system(command.c_str());
-    std::stringstream log;
-    log << std::ifstream(dir_ / "analyze.log").rdbuf();
-    return log.str() + "\nexit status " + std::to_string(status);
+    const shapescope::testing_support::CliResult run = shapescope::testing_support::run_analyze(
+        *scratch_, (dir_ / "profiles").string() + "/*.csv --capture-sizes --m-weights uniform:6 --max-graphs 2 "
+                   "--hf-config " + config_.string() + " " + extra);
+    return run.output + "\nexit code " + std::to_string(run.exit_code);
   }
-  static void TearDownTestSuite() {
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
+  static void TearDownTestSuite() { scratch_.reset(); }
   void SetUp() override {
     if (dir_.empty()) GTEST_SKIP() << "profile or analyze not built";
     ASSERT_TRUE(setup_error_.empty()) << setup_error_;
@@ -90,6 +85,7 @@ class CaptureReplayCli : public ::testing::Test {
     return path;
   }
 
+  static inline std::unique_ptr<ScratchDir> scratch_;
   static inline fs::path dir_, config_;
   static inline std::string setup_error_;
 };

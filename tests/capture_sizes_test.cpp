@@ -15,6 +15,7 @@
 #include "analyze/capture_sizes.hpp"
 #include "common/engine_capture_sizes.hpp"
 #include "common/user_error.hpp"
+#include "tests/user_error_of.hpp"
 
 namespace shapescope::analyze {
 namespace {
@@ -159,12 +160,7 @@ TEST(BatchDistribution, NamedShapes) {
 }
 
 std::string distribution_error(const std::string& spec, std::optional<int64_t> max_batch) {
-  try {
-    batch_distribution(spec, max_batch);
-  } catch (const UserError& error) {
-    return error.what();
-  }
-  return "";
+  return testing_support::user_error_of([&] { batch_distribution(spec, max_batch); });
 }
 
 TEST(BatchDistribution, BadSpecsSayHowToFixThem) {
@@ -274,12 +270,8 @@ TEST(CaptureRecommendation, DefaultListStoppingBelowTheMaxBatchIsCompletedAndSay
 }
 
 std::string recommendation_error(const StepTimeModel& model, const std::string& spec, CaptureOptions options) {
-  try {
-    recommend_capture_sizes(model, batch_distribution(spec, options.max_batch), options);
-  } catch (const UserError& error) {
-    return error.what();
-  }
-  return "";
+  return testing_support::user_error_of(
+      [&] { recommend_capture_sizes(model, batch_distribution(spec, options.max_batch), options); });
 }
 
 TEST(CaptureRecommendation, BadInputIsOneLineNamingTheFix) {

@@ -1,7 +1,6 @@
 // A kernel registered with profiled_by_default = false (portable_fp8_blockscale: a slow
 // correctness baseline) joins a sweep only when named with --kernel.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -9,6 +8,7 @@
 
 #include "kernels/kernel.hpp"
 #include "profiler/sweep_setup.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace shapescope::profiler {
 namespace {
@@ -24,8 +24,8 @@ TEST(DefaultKernels, AKernelNotProfiledByDefaultRunsOnlyWhenNamed) {
   opt_in.profiled_by_default = false;
   kernels::register_kernel(opt_in);
 
-  const std::filesystem::path out =
-      std::filesystem::temp_directory_path() / ("shapescope_default_kernels_" + std::to_string(::getpid()));
+  const testing_support::ScratchDir scratch;
+  const std::filesystem::path out = scratch.path() / "out";
   ProfileRequest request;
   request.model = "qwen3_4b";
   request.module = "o_proj";
@@ -42,7 +42,6 @@ TEST(DefaultKernels, AKernelNotProfiledByDefaultRunsOnlyWhenNamed) {
   request.kernels = {"cpu_bf16_opt_in_test"};
   const SweepSetup named = prepare_sweep(request);
   EXPECT_EQ(named.plan.kernels, std::vector<std::string>{"cpu_bf16_opt_in_test"});
-  std::filesystem::remove_all(out);
 }
 
 }  // namespace

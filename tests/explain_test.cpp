@@ -6,6 +6,7 @@
 
 #include "analyze/low_utils_rule.hpp"
 #include "analyze/noise_aware_rule.hpp"
+#include "analyze_test_support.hpp"
 #include "triage_test_support.hpp"
 
 namespace shapescope::analyze {
@@ -49,16 +50,12 @@ Series wave_series() {
   return series;
 }
 
+// M = 129 against M = 128 in wave_series(), with their MFU.
+Anomaly anomaly_at_129(const Series& series) { return testing::anomaly_against(series, 4, 3); }
+
 TEST(Explain, WaveBoundaryCrossedIsACause) {
   const Series series = wave_series();
-  Anomaly anomaly;
-  anomaly.index = 4;  // M = 129
-  anomaly.m = 129;
-  anomaly.utils = series.points[4].utils;
-  anomaly.reference_index = 3;
-  anomaly.reference_m = 128;
-  anomaly.reference_utils = series.points[3].utils;
-  const Explanation explanation = explain_anomaly(series, anomaly);
+  const Explanation explanation = explain_anomaly(series, anomaly_at_129(series));
   ASSERT_EQ(explanation.causes.size(), 1u);
   EXPECT_EQ(explanation.causes[0].kind, CauseKind::wave_quantization);
   EXPECT_NE(explanation.causes[0].evidence.find("6 tiles on 4 SMs = 2 wave(s)"), std::string::npos)
@@ -78,14 +75,7 @@ TEST(Explain, CublasLtDescriptionTileIsReadTransposed) {
   // untransposed it would be ⌈129/128⌉·⌈128/64⌉ = 4 tiles, a full wave.
   Series series = wave_series();
   for (SeriesPoint& point : series.points) point.kernel_name = "cublasLt algo=66 tile=128x64 stages=64xAUTO splitK=1";
-  Anomaly anomaly;
-  anomaly.index = 4;
-  anomaly.m = 129;
-  anomaly.utils = series.points[4].utils;
-  anomaly.reference_index = 3;
-  anomaly.reference_m = 128;
-  anomaly.reference_utils = series.points[3].utils;
-  const Explanation explanation = explain_anomaly(series, anomaly);
+  const Explanation explanation = explain_anomaly(series, anomaly_at_129(series));
   const auto ruled = std::find_if(explanation.ruled_out.begin(), explanation.ruled_out.end(),
                                   [](const std::string& reason) { return reason.starts_with("waves"); });
   ASSERT_NE(ruled, explanation.ruled_out.end()) << explanation.summary();
@@ -98,14 +88,7 @@ TEST(Explain, NoiseAndThrottlingFromTheColumns) {
   series.device = "";
   for (SeriesPoint& point : series.points) point.ci95_us = 0.4 * point.time_us;
   series.points[4].throttled = true;
-  Anomaly anomaly;
-  anomaly.index = 4;
-  anomaly.m = 129;
-  anomaly.utils = series.points[4].utils;
-  anomaly.reference_index = 3;
-  anomaly.reference_m = 128;
-  anomaly.reference_utils = series.points[3].utils;  // drop 50%, spread ±57%
-  const Explanation explanation = explain_anomaly(series, anomaly);
+  const Explanation explanation = explain_anomaly(series, anomaly_at_129(series));  // drop 50%, spread ±57%
   ASSERT_EQ(explanation.causes.size(), 2u);
   EXPECT_EQ(explanation.causes[0].kind, CauseKind::noise);
   EXPECT_EQ(explanation.causes[1].kind, CauseKind::throttling);

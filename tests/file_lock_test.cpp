@@ -1,6 +1,7 @@
 // The per-file lock: a second holder waits (and can give up), the lock file
 // names the holder and disappears with the lock.
 #include "common/file_lock.hpp"
+#include "tests/scratch_dir.hpp"
 
 #include <unistd.h>
 
@@ -15,7 +16,8 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(FileLock, ASecondHolderWaitsUntilTheFirstReleasesAndTheLockFileGoes) {
-  const fs::path target = fs::temp_directory_path() / ("shapescope_lock_" + std::to_string(::getpid()) + ".csv");
+  const testing_support::ScratchDir scratch;
+  const fs::path target = scratch.path() / "p.csv";
   const auto never_waits = [](const std::string&) { ADD_FAILURE() << "the lock was free"; };
   std::optional<FileLock> first = FileLock::acquire(target, never_waits, [] { return false; });
   ASSERT_TRUE(first);

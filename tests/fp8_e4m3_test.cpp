@@ -25,32 +25,57 @@ double ocp_e4m3_value(int code) {
   return sign * std::pow(2.0, exponent_field - 7) * (1.0 + mantissa_field / 8.0);
 }
 
-// Round to nearest finite e4m3 value, ties to even mantissa, saturating at ±448.
-uint8_t brute_force_encode(float value) {
-  if (std::isnan(value)) return std::signbit(value) ? 0xFF : 0x7F;
-  const double magnitude = std::min(std::fabs(double(value)), 448.0);
+// The code 0..largest_code of a format (`value_of` defines it) nearest to |value|, ties to the even code,
+// saturating at the largest code's value.
+int nearest_positive_code(float value, double (*value_of)(int), int largest_code) {
+  const double magnitude = std::min(std::fabs(double(value)), value_of(largest_code));
   int best = 0;
   double best_distance = std::numeric_limits<double>::infinity();
-  for (int code = 0; code <= 0x7E; ++code) {
-    const double distance = std::fabs(ocp_e4m3_value(code) - magnitude);
+  for (int code = 0; code <= largest_code; ++code) {
+    const double distance = std::fabs(value_of(code) - magnitude);
     if (distance < best_distance || (distance == best_distance && (code & 1) == 0)) {
       best = code;
       best_distance = distance;
     }
   }
-  return uint8_t((std::signbit(value) ? 0x80 : 0) | best);
+  return best;
 }
 
-TEST(Fp8E4m3, DecodesAll256CodesLikeTheOcpDefinition) {
+// Every one of the 256 codes decodes to the value its format's definition gives (a NaN code to a NaN).
+template <typename Decode>
+void expect_every_code_decodes_as_defined(Decode decode, double (*value_of)(int)) {
   for (int code = 0; code < 256; ++code) {
-    const double expected = ocp_e4m3_value(code);
-    const float decoded = decode_e4m3(uint8_t(code));
+    const double expected = value_of(code);
+    const float decoded = decode(uint8_t(code));
     if (std::isnan(expected)) {
       EXPECT_TRUE(std::isnan(decoded)) << code;
     } else {
       EXPECT_EQ(double(decoded), expected) << "code " << code;
     }
   }
+}
+
+// Random values of either sign, 2^low_exponent to 2^high_exponent: `encode` gives the brute-force nearest code.
+template <typename Encode>
+void expect_random_values_encode_as_brute_force(Encode encode, uint8_t (*brute_force)(float), float low_exponent,
+                                                float high_exponent) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> exponent(low_exponent, high_exponent);
+  std::uniform_int_distribution<int> sign(0, 1);
+  for (int i = 0; i < 20000; ++i) {
+    const float value = (sign(rng) ? -1.0f : 1.0f) * std::exp2(exponent(rng));
+    ASSERT_EQ(encode(value), brute_force(value)) << "value " << value;
+  }
+}
+
+// Round to nearest finite e4m3 value, ties to even mantissa, saturating at ±448.
+uint8_t brute_force_encode(float value) {
+  if (std::isnan(value)) return std::signbit(value) ? 0xFF : 0x7F;
+  return uint8_t((std::signbit(value) ? 0x80 : 0) | nearest_positive_code(value, ocp_e4m3_value, 0x7E));
+}
+
+TEST(Fp8E4m3, DecodesAll256CodesLikeTheOcpDefinition) {
+  expect_every_code_decodes_as_defined(decode_e4m3, ocp_e4m3_value);
 }
 
 TEST(Fp8E4m3, KnownAnchorsFromTheSpec) {
@@ -94,13 +119,7 @@ TEST(Fp8E4m3, SaturatesToLargestFinite) {
 }
 
 TEST(Fp8E4m3, RandomValuesMatchBruteForceNearest) {
-  std::mt19937 rng(std::random_device{}());
-  std::uniform_real_distribution<float> exponent(-14.0f, 10.0f);
-  std::uniform_int_distribution<int> sign(0, 1);
-  for (int i = 0; i < 20000; ++i) {
-    const float value = (sign(rng) ? -1.0f : 1.0f) * std::exp2(exponent(rng));
-    ASSERT_EQ(encode_e4m3(value), brute_force_encode(value)) << "value " << value;
-  }
+  expect_random_values_encode_as_brute_force(encode_e4m3, brute_force_encode, -14.0f, 10.0f);
 }
 
 // e4m3fnuz (AMD gfx940..942, the "FNUZ" FP8 of LLVM's APFloat): bias 8, subnormals at exponent
@@ -117,29 +136,12 @@ double fnuz_e4m3_value(int code) {
 // Nearest finite fnuz value, ties to even, saturating at ±240; whatever rounds to zero is +0.
 uint8_t brute_force_encode_fnuz(float value) {
   if (std::isnan(value)) return 0x80;
-  const double magnitude = std::min(std::fabs(double(value)), 240.0);
-  int best = 0;
-  double best_distance = std::numeric_limits<double>::infinity();
-  for (int code = 0; code <= 0x7F; ++code) {
-    const double distance = std::fabs(fnuz_e4m3_value(code) - magnitude);
-    if (distance < best_distance || (distance == best_distance && (code & 1) == 0)) {
-      best = code;
-      best_distance = distance;
-    }
-  }
+  const int best = nearest_positive_code(value, fnuz_e4m3_value, 0x7F);
   return best == 0 ? uint8_t(0) : uint8_t((std::signbit(value) ? 0x80 : 0) | best);
 }
 
 TEST(Fp8E4m3Fnuz, DecodesAll256CodesLikeTheFnuzDefinition) {
-  for (int code = 0; code < 256; ++code) {
-    const double expected = fnuz_e4m3_value(code);
-    const float decoded = decode_e4m3fnuz(uint8_t(code));
-    if (std::isnan(expected)) {
-      EXPECT_TRUE(std::isnan(decoded)) << code;
-    } else {
-      EXPECT_EQ(double(decoded), expected) << "code " << code;
-    }
-  }
+  expect_every_code_decodes_as_defined(decode_e4m3fnuz, fnuz_e4m3_value);
 }
 
 TEST(Fp8E4m3Fnuz, KnownAnchorsDifferFromOcp) {
@@ -180,13 +182,7 @@ TEST(Fp8E4m3Fnuz, TiesBetweenNeighboursRoundToEvenAndSaturateAt240) {
 }
 
 TEST(Fp8E4m3Fnuz, RandomValuesMatchBruteForceNearest) {
-  std::mt19937 rng(std::random_device{}());
-  std::uniform_real_distribution<float> exponent(-15.0f, 9.0f);
-  std::uniform_int_distribution<int> sign(0, 1);
-  for (int i = 0; i < 20000; ++i) {
-    const float value = (sign(rng) ? -1.0f : 1.0f) * std::exp2(exponent(rng));
-    ASSERT_EQ(encode_e4m3fnuz(value), brute_force_encode_fnuz(value)) << "value " << value;
-  }
+  expect_random_values_encode_as_brute_force(encode_e4m3fnuz, brute_force_encode_fnuz, -15.0f, 9.0f);
 }
 
 // How e4m3 operands feed an fnuz matrix core: the re-coded byte is worth exactly half.

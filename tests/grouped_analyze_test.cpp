@@ -15,6 +15,7 @@
 #include "analyze/series.hpp"
 #include "common/profile_schema.hpp"
 #include "profiler/profile_csv.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace shapescope::analyze {
 namespace {
@@ -60,18 +61,13 @@ std::vector<ProfileRow> grouped_rows(const std::vector<Point>& points, const std
 
 class GroupedAnalyze : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("shapescope_grouped_analyze_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string write(const std::string& name, const std::vector<ProfileRow>& rows) {
     const fs::path path = dir_ / name;
     profiler::write_profile_csv(path, rows);
     return path.string();
   }
-  fs::path dir_;
+  testing_support::ScratchDir scratch_;
+  const fs::path dir_ = scratch_.path();
 };
 
 TEST_F(GroupedAnalyze, ReadsGroupedColumnsAndSplitsByRoutingAndLayout) {

@@ -27,16 +27,8 @@ const std::string kTinyMoe = SHAPESCOPE_SOURCE_DIR "/tests/data/hf_configs/tiny_
 const std::string kTiny = "--hf-config " + kTinyMoe + " --model tiny_moe --backend cpu --threads 2 ";
 const std::string kQuick = " --min-samples 2 --warmup 0 --max-seconds-per-point 0 --no-warm-up ";
 
-class GroupedProfileCli : public ::testing::Test {
+class GroupedProfileCli : public shapescope::testing_support::ProfileCliTest {
  protected:
-  void SetUp() override {
-    if (!shapescope::testing_support::profile_binary_built()) GTEST_SKIP() << "profile binary not built";
-    out_ = fs::temp_directory_path() / ("shapescope_grouped_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(out_);
-  }
-  void TearDown() override { fs::remove_all(out_); }
-
   std::vector<fs::path> csvs() const {
     std::vector<fs::path> files;
     for (const auto& entry : fs::directory_iterator(out_))
@@ -44,7 +36,7 @@ class GroupedProfileCli : public ::testing::Test {
     std::sort(files.begin(), files.end());
     return files;
   }
-  fs::path out_;
+  const fs::path out_ = scratch("out");
 };
 
 int64_t integer(const shapescope::csv::Table& table, std::size_t row, const char* column) {

@@ -9,6 +9,8 @@
 
 #include "common/model_catalog.hpp"
 #include "common/user_error.hpp"
+#include "tests/scratch_dir.hpp"
+#include "tests/user_error_of.hpp"
 
 namespace shapescope {
 namespace {
@@ -53,16 +55,9 @@ INSTANTIATE_TEST_SUITE_P(PublishedConfigs, HfConfigMatchesCatalog,
 class HfConfigErrors : public ::testing::Test {
  protected:
   std::string error_for(const std::string& content) {
-    const std::filesystem::path path = std::filesystem::temp_directory_path() / "shapescope_hf_config_test.json";
-    std::ofstream(path) << content;
-    std::string message;
-    try {
-      model_from_hf_config(path, "custom");
-    } catch (const UserError& error) {
-      message = error.what();
-    }
-    std::filesystem::remove(path);
-    return message;
+    const testing_support::ScratchDir scratch;
+    const std::filesystem::path path = scratch.write("config.json", content);
+    return testing_support::user_error_of([&] { model_from_hf_config(path, "custom"); });
   }
 };
 
@@ -125,22 +120,20 @@ TEST(HfConfigMoeFamilies, GptOssReadsEitherTopKSpelling) {
   EXPECT_EQ(layer_named(spec, "qkv_proj").n, (64 + 2 * 8) * 64);
   EXPECT_EQ(layer_named(spec, "o_proj").k, 64 * 64);
 
-  const std::filesystem::path path = std::filesystem::temp_directory_path() / "shapescope_hf_gpt_oss_short.json";
-  std::ofstream(path) << R"({"model_type": "gpt_oss", "hidden_size": 512, "intermediate_size": 256, "head_dim": 64,
+  const testing_support::ScratchDir scratch;
+  const std::filesystem::path path = scratch.write("config.json", R"({"model_type": "gpt_oss", "hidden_size": 512, "intermediate_size": 256, "head_dim": 64,
                              "num_attention_heads": 8, "num_key_value_heads": 2, "num_local_experts": 32,
-                             "experts_per_token": 2})";
+                             "experts_per_token": 2})");
   const ModelSpec short_spec = model_from_hf_config(path, "gpt_oss_short");
-  std::filesystem::remove(path);
   EXPECT_EQ(layer_named(short_spec, "moe_down_proj").top_k, 2);
   EXPECT_EQ(layer_named(short_spec, "moe_down_proj").experts, 32);
 }
 
 TEST(HfConfig, DefaultsHeadDimAndKvHeads) {
-  const std::filesystem::path path = std::filesystem::temp_directory_path() / "shapescope_hf_mha.json";
-  std::ofstream(path) << R"({"model_type": "llama", "hidden_size": 2048, "num_attention_heads": 16,
-                             "intermediate_size": 5632})";
+  const testing_support::ScratchDir scratch;
+  const std::filesystem::path path = scratch.write("config.json", R"({"model_type": "llama", "hidden_size": 2048, "num_attention_heads": 16,
+                             "intermediate_size": 5632})");
   const ModelSpec spec = model_from_hf_config(path, "mha");
-  std::filesystem::remove(path);
   ASSERT_EQ(spec.layers.size(), 4u);
   EXPECT_EQ(spec.layers[0].name, "qkv_proj");
   EXPECT_EQ(spec.layers[0].n, 3 * 2048);  // no num_key_value_heads: plain multi-head attention

@@ -77,13 +77,7 @@ TEST(KernelCountersFile, MalformedFilesNameTheFileAndLine) {
 TEST(ExplainWithCounters, AddsCounterCausesAndNamesMissingPoints) {
   analyze::Series series = analyze::testing::make_series({{128, 10}, {144, 20}, {160, 11}});
   for (analyze::SeriesPoint& point : series.points) point.kernel_name = "same_kernel";
-  analyze::Anomaly anomaly;
-  anomaly.index = 1;
-  anomaly.m = 144;
-  anomaly.utils = series.points[1].utils;
-  anomaly.reference_index = 0;
-  anomaly.reference_m = 128;
-  anomaly.reference_utils = series.points[0].utils;
+  const analyze::Anomaly anomaly = analyze::testing::anomaly_against(series, 1, 0);  // M = 144 against M = 128
   EXPECT_FALSE(analyze::explain_anomaly(series, anomaly).explained());
 
   KernelCounters reference = sample(128, 6.0e7), here = sample(144, 6.0e7);

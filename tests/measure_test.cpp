@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "fake_device.hpp"
@@ -18,7 +20,7 @@ using testing_fakes::FakeDevice;
 
 // Counts the runs of the measured GEMMs; each test scripts its own durations.
 struct Script : DeviceScript {
-  Script() { durations_us.clear(); }
+  explicit Script(std::deque<double> durations = {}) { durations_us = std::move(durations); }
   int runs = 0;
 };
 
@@ -44,9 +46,28 @@ Measurement run_with(Script& script, const MeasureOptions& options) {
   return measure(device, gemm, options);
 }
 
+// `count` operand sets, a fake GEMM each, on one fake device: what graph and kernel timing rotate over.
+class OperandSets {
+ public:
+  OperandSets(Script& script, std::size_t count) : device_(script) {
+    for (std::size_t i = 0; i < count; ++i) gemms_.push_back(std::make_unique<FakeGemm>(script));
+    for (const auto& gemm : gemms_) sets_.push_back(gemm.get());
+  }
+  Measurement measure(kernels::TimingMode timing, MeasureOptions options) {
+    options.timing = timing;
+    return profiler::measure(device_, sets_, options);
+  }
+  const FakeGemm& operator[](std::size_t i) const { return *gemms_[i]; }
+  const kernels::PreparedGemm* set(std::size_t i) const { return sets_[i]; }
+
+ private:
+  FakeDevice device_;
+  std::vector<std::unique_ptr<FakeGemm>> gemms_;
+  std::vector<kernels::PreparedGemm*> sets_;
+};
+
 TEST(Measure, ColdSteadyKernelConvergesAtMinSamplesWithAFlushBeforeEach) {
-  Script script;
-  script.durations_us = {250.0};
+  Script script({250.0});
   MeasureOptions options;
   options.warmup_runs = 3;
   options.min_samples = 7;
@@ -79,8 +100,7 @@ TEST(Measure, ColdEventSamplesReachTheDeviceInGroupsAndStopWhereOneByOneWould) {
   expected_samples = int(seen.size());
   ASSERT_GT(expected_samples, options.min_samples);
 
-  Script script;
-  script.durations_us = durations;
+  Script script(durations);
   const Measurement m = run_with(script, options);
   EXPECT_TRUE(m.converged);
   EXPECT_EQ(m.samples, expected_samples);
@@ -109,8 +129,7 @@ TEST(Measure, NoisyKernelStopsAtMaxSamplesUnconverged) {
 }
 
 TEST(Measure, TimeCapStopsOnceMinSamplesAreIn) {
-  Script script;
-  script.durations_us = {100.0, 300.0};
+  Script script({100.0, 300.0});
   MeasureOptions options;
   options.min_samples = 6;
   options.max_seconds_per_point = 0;
@@ -120,14 +139,14 @@ TEST(Measure, TimeCapStopsOnceMinSamplesAreIn) {
 }
 
 TEST(Measure, ShortHotKernelsAreTimedAsBatchesWithoutFlushing) {
-  Script script;
-  script.durations_us = {4.0};
+  Script script({4.0});
   MeasureOptions options;
   options.hot = true;
   const Measurement m = run_with(script, options);
   EXPECT_EQ(script.flushes, 0);
   EXPECT_EQ(script.captures, 1);
   EXPECT_GE(script.batches, options.min_samples);
+  // The single-launch probe and the replay that warms the graph are not samples.
   // The single-launch probe and the first replay (200 us: a short one warms up) are not samples.
   EXPECT_EQ(m.samples + 1, script.batches);
   const int launches_per_batch = script.batched_launches / script.batches;
@@ -137,8 +156,7 @@ TEST(Measure, ShortHotKernelsAreTimedAsBatchesWithoutFlushing) {
 }
 
 TEST(Measure, LongHotKernelsAreStillTimedAsBatchesOfAtLeastTwo) {
-  Script script;
-  script.durations_us = {500.0};
+  Script script({500.0});
   MeasureOptions options;
   options.hot = true;
   const Measurement m = run_with(script, options);
@@ -148,24 +166,20 @@ TEST(Measure, LongHotKernelsAreStillTimedAsBatchesOfAtLeastTwo) {
 }
 
 TEST(Measure, GraphTimingReplaysEveryOperandSetInOrderAndReportsTimePerRun) {
-  Script script;
-  script.durations_us = {10.0, 20.0, 30.0};  // the sets take 10, 20, 30 us; the last repeats
-  FakeDevice device(script);
-  FakeGemm a(script), b(script), c(script);
-  kernels::PreparedGemm* const sets[] = {&a, &b, &c};
+  Script script({10.0, 20.0, 30.0});  // the sets take 10, 20, 30 us; the last repeats
+  OperandSets sets(script, 3);
   MeasureOptions options;
-  options.timing = kernels::TimingMode::graph;
   options.warmup_runs = 1;
-  const Measurement m = measure(device, sets, options);
+  const Measurement m = sets.measure(kernels::TimingMode::graph, options);
   EXPECT_EQ(script.flushes, 0);  // the rotation, not a flush, keeps each set cold
   EXPECT_EQ(script.captures, 1);
   EXPECT_EQ(m.operand_sets, 3);
   // Replays hold at least four runs: the three sets, twice, in order.
   ASSERT_EQ(script.last_capture.size(), 6u);
-  for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(script.last_capture[i], sets[i % 3]);
-  EXPECT_EQ(a.runs, b.runs);
-  EXPECT_EQ(b.runs, c.runs);
-  EXPECT_EQ(a.runs, 1 + 2 * script.batches);  // one warm-up run, two per replay
+  for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(script.last_capture[i], sets.set(i % 3));
+  EXPECT_EQ(sets[0].runs, sets[1].runs);
+  EXPECT_EQ(sets[1].runs, sets[2].runs);
+  EXPECT_EQ(sets[0].runs, 1 + 2 * script.batches);  // one warm-up run, two per replay
   // The first replay (10, 20, 30, 30, 30, 30: 150 us, short) is an untimed warm-up; every later run takes 30.
   EXPECT_DOUBLE_EQ(m.min_us, 30.0);
   EXPECT_EQ(m.samples + 1, script.batches);
@@ -173,50 +187,38 @@ TEST(Measure, GraphTimingReplaysEveryOperandSetInOrderAndReportsTimePerRun) {
 }
 
 TEST(Measure, TheCallersRunOfTheFirstSetCountsTowardTheWarmUp) {
-  Script script;
-  script.durations_us = {50.0};
   MeasureOptions options;
   options.warmup_runs = 2;
   options.first_set_runs_done = 1;
+  Script script({50.0});
   const Measurement m = run_with(script, options);
   EXPECT_EQ(script.runs, 1 + m.samples);
 
-  Script graph_script;
-  graph_script.durations_us = {50.0};
-  FakeDevice device(graph_script);
-  FakeGemm a(graph_script), b(graph_script);
-  kernels::PreparedGemm* const sets[] = {&a, &b};
-  options.timing = kernels::TimingMode::graph;
-  const Measurement graph = measure(device, sets, options);
-  EXPECT_EQ(a.runs, 1 + 2 * graph_script.batches);  // brought to two runs by one warm-up run, two per replay
-  EXPECT_EQ(b.runs, 2 + 2 * graph_script.batches);
+  Script graph_script({50.0});
+  OperandSets sets(graph_script, 2);
+  const Measurement graph = sets.measure(kernels::TimingMode::graph, options);
+  EXPECT_EQ(sets[0].runs, 1 + 2 * graph_script.batches);  // brought to two runs by one warm-up run, two per replay
+  EXPECT_EQ(sets[1].runs, 2 + 2 * graph_script.batches);
   EXPECT_EQ(graph.samples + 1, graph_script.batches);
 }
 
 TEST(Measure, GraphTimingRunsEverySetOnceBeforeTheCaptureEvenWithoutWarmUp) {
-  Script script;
-  script.durations_us = {50.0};
-  FakeDevice device(script);
-  FakeGemm a(script), b(script);
-  kernels::PreparedGemm* const sets[] = {&a, &b};
+  Script script({50.0});
+  OperandSets sets(script, 2);
   MeasureOptions options;
-  options.timing = kernels::TimingMode::graph;
   options.warmup_runs = 0;
   options.first_set_runs_done = 1;
-  const Measurement m = measure(device, sets, options);
-  EXPECT_EQ(a.runs, 2 * script.batches);  // the caller's run was enough
-  EXPECT_EQ(b.runs, 1 + 2 * script.batches);
+  const Measurement m = sets.measure(kernels::TimingMode::graph, options);
+  EXPECT_EQ(sets[0].runs, 2 * script.batches);  // the caller's run was enough
+  EXPECT_EQ(sets[1].runs, 1 + 2 * script.batches);
   EXPECT_GT(m.samples, 0);
 }
 
 TEST(Measure, GraphTimingOfOneLargeSetRepeatsItToFillAReplay) {
-  Script script;
-  script.durations_us = {500.0};
-  FakeDevice device(script);
-  FakeGemm gemm(script);
+  Script script({500.0});
   MeasureOptions options;
   options.timing = kernels::TimingMode::graph;
-  const Measurement m = measure(device, gemm, options);
+  const Measurement m = run_with(script, options);
   EXPECT_EQ(m.operand_sets, 1);
   EXPECT_EQ(script.last_capture.size(), 4u);
   EXPECT_DOUBLE_EQ(m.median_us, 500.0);
@@ -225,42 +227,33 @@ TEST(Measure, GraphTimingOfOneLargeSetRepeatsItToFillAReplay) {
 }
 
 TEST(Measure, HotGraphTimingUsesTheFirstSetOnly) {
-  Script script;
-  script.durations_us = {4.0};
-  FakeDevice device(script);
-  FakeGemm a(script), b(script);
-  kernels::PreparedGemm* const sets[] = {&a, &b};
+  Script script({4.0});
+  OperandSets sets(script, 2);
   MeasureOptions options;
-  options.timing = kernels::TimingMode::graph;
   options.hot = true;
-  const Measurement m = measure(device, sets, options);
+  const Measurement m = sets.measure(kernels::TimingMode::graph, options);
   EXPECT_EQ(m.operand_sets, 1);
-  EXPECT_EQ(b.runs, 0);
+  EXPECT_EQ(sets[1].runs, 0);
   EXPECT_EQ(script.flushes, 0);
 }
 
 TEST(Measure, KernelTimingFlushesAndTimesOneLaunchWithTheKernelTimer) {
-  Script script;
-  script.durations_us = {7.0};
-  FakeDevice device(script);
-  FakeGemm a(script), b(script);
-  kernels::PreparedGemm* const sets[] = {&a, &b};
+  Script script({7.0});
+  OperandSets sets(script, 2);
   MeasureOptions options;
-  options.timing = kernels::TimingMode::kernel;
   options.warmup_runs = 0;
-  const Measurement m = measure(device, sets, options);
+  const Measurement m = sets.measure(kernels::TimingMode::kernel, options);
   EXPECT_EQ(script.kernel_timers, 1);
   EXPECT_EQ(script.captures, 0);
   EXPECT_EQ(script.flushes, m.samples);
-  EXPECT_EQ(a.runs, m.samples);
-  EXPECT_EQ(b.runs, 0);
+  EXPECT_EQ(sets[0].runs, m.samples);
+  EXPECT_EQ(sets[1].runs, 0);
   EXPECT_EQ(m.operand_sets, 1);
   EXPECT_DOUBLE_EQ(m.median_us, 7.0);
 }
 
 TEST(Measure, ClockDropBelow97PercentMarksThrottled) {
-  Script script;
-  script.durations_us = {100.0};
+  Script script({100.0});
   script.clocks = {ClockSample{1980, 50, 500}, ClockSample{1900, 80, 700}};
   EXPECT_TRUE(run_with(script, {}).throttled);
   script.clocks = {ClockSample{1980, 50, 500}, ClockSample{1950, 60, 600}};

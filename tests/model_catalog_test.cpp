@@ -14,6 +14,8 @@
 #include "common/csv.hpp"
 #include "common/user_error.hpp"
 #include "test_data.hpp"
+#include "tests/scratch_dir.hpp"
+#include "tests/user_error_of.hpp"
 
 namespace shapescope {
 namespace {
@@ -32,16 +34,7 @@ const GemmProblem& find_problem(const std::vector<GemmProblem>& problems, const 
   throw std::runtime_error("no module " + module);
 }
 
-// The message of the UserError `action` throws, or "" when it throws none.
-template <typename Action>
-std::string user_error_of(Action action) {
-  try {
-    action();
-  } catch (const UserError& error) {
-    return error.what();
-  }
-  return "";
-}
+using testing_support::user_error_of;
 
 TEST(ModelCatalog, ShipsTheModelsTheIssueNames) {
   std::set<std::string> names;
@@ -257,8 +250,8 @@ TEST(ModelCatalog, ParsesOptionalFieldsAndRejectsTypos) {
 }
 
 TEST(ModelCatalog, LoadDefaultHonoursTheEnvironmentOverride) {
-  const std::filesystem::path empty = std::filesystem::temp_directory_path() / "shapescope_empty_catalog";
-  std::filesystem::create_directories(empty);
+  const testing_support::ScratchDir scratch;
+  const std::filesystem::path empty = scratch.path();
   const char* previous = std::getenv("SHAPESCOPE_MODELS_DIR");
   const std::optional<std::string> saved = previous ? std::optional<std::string>(previous) : std::nullopt;
   ::setenv("SHAPESCOPE_MODELS_DIR", empty.c_str(), 1);
@@ -266,7 +259,6 @@ TEST(ModelCatalog, LoadDefaultHonoursTheEnvironmentOverride) {
   ::unsetenv("SHAPESCOPE_MODELS_DIR");
   const ModelCatalog found = ModelCatalog::load_default();  // beside the test binary or in the source tree
   if (saved) ::setenv("SHAPESCOPE_MODELS_DIR", saved->c_str(), 1);
-  std::filesystem::remove(empty);
   EXPECT_TRUE(overridden.models().empty());
   EXPECT_EQ(found.models().size(), catalog().models().size());
 }

@@ -10,6 +10,8 @@
 
 #include "common/model_catalog.hpp"
 #include "common/user_error.hpp"
+#include "tests/scratch_dir.hpp"
+#include "tests/user_error_of.hpp"
 
 namespace shapescope {
 namespace {
@@ -45,14 +47,11 @@ TEST(ModelLayerCounts, ModulesThatSkipLayersSayInHowMany) {
 }
 
 std::string parse_error(const std::string& top_level) {
-  try {
+  return testing_support::user_error_of([&] {
     parse_model_json(R"({"name": "t", "source": "s", )" + top_level +
                          R"(, "layers": [{"name": "a", "k": 1, "n": 1, "tp": "split_n"}]})",
                      "t.json");
-  } catch (const UserError& error) {
-    return error.what();
-  }
-  return "";
+  });
 }
 
 TEST(ModelLayerCounts, MalformedCountsNameTheFileAndTheFix) {
@@ -85,11 +84,8 @@ TEST(ModelLayerCounts, HfConfigsGiveTheCatalogsCounts) {
 }
 
 ModelSpec from_config(const std::string& text) {
-  const std::filesystem::path path = std::filesystem::temp_directory_path() / "shapescope_layer_counts.json";
-  std::ofstream(path) << text;
-  ModelSpec spec = model_from_hf_config(path, "custom");
-  std::filesystem::remove(path);
-  return spec;
+  const testing_support::ScratchDir scratch;
+  return model_from_hf_config(scratch.write("config.json", text), "custom");
 }
 
 TEST(ModelLayerCounts, QwenMoeSparseStepAndMlpOnlyLayers) {

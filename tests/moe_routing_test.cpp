@@ -11,35 +11,24 @@
 #include <vector>
 
 #include "common/user_error.hpp"
+#include "tests/scratch_dir.hpp"
+#include "tests/user_error_of.hpp"
 
 namespace shapescope::profiler {
 namespace {
 
 int64_t sum(const std::vector<int64_t>& values) { return std::accumulate(values.begin(), values.end(), int64_t(0)); }
 
-template <typename Action>
-std::string user_error_of(Action action) {
-  try {
-    action();
-  } catch (const UserError& error) {
-    return error.what();
-  }
-  return "";
-}
+using testing_support::user_error_of;
 
-// A histogram file in the temp folder, removed with the object.
+// A histogram file in a scratch folder, removed with the object.
 class TempFile {
  public:
-  explicit TempFile(const std::string& content)
-      : path_(std::filesystem::temp_directory_path() / ("shapescope_routing_" + std::to_string(::getpid()) + "_" +
-                                                        std::to_string(counter_++) + ".csv")) {
-    std::ofstream(path_) << content;
-  }
-  ~TempFile() { std::filesystem::remove(path_); }
+  explicit TempFile(const std::string& content) : path_(scratch_.write("histogram.csv", content)) {}
   std::string path() const { return path_.string(); }
 
  private:
-  static inline int counter_ = 0;
+  testing_support::ScratchDir scratch_;
   std::filesystem::path path_;
 };
 

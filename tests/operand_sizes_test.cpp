@@ -4,6 +4,7 @@
 
 #include "common/user_error.hpp"
 #include "profiler/operand_sizes.hpp"
+#include "tests/user_error_of.hpp"
 
 namespace shapescope::profiler {
 namespace {
@@ -13,12 +14,7 @@ GemmProblem layer(int64_t n, int64_t k, int64_t batch = 1) {
 }
 
 std::string refusal(const std::vector<GemmProblem>& problems, int64_t largest_m, std::size_t memory) {
-  try {
-    check_operand_sizes(problems, largest_m, memory);
-  } catch (const UserError& error) {
-    return error.what();
-  }
-  return "";
+  return testing_support::user_error_of([&] { check_operand_sizes(problems, largest_m, memory); });
 }
 
 TEST(OperandSizes, OrdinaryShapesPass) {

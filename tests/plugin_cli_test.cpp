@@ -22,18 +22,13 @@ fs::path plugin_dir() { return fs::path(SHAPESCOPE_BIN_DIR).parent_path() / "lib
 class PluginCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(fs::path(SHAPESCOPE_BIN_DIR) / "profile") || !fs::exists(plugin_dir() / "libcpu_example_plugin.so"))
+    if (!shapescope::testing_support::profile_binary_built() || !fs::exists(plugin_dir() / "libcpu_example_plugin.so"))
       GTEST_SKIP() << "profile or the example plugins not built";
-    out_ = fs::temp_directory_path() / ("shapescope_plugin_out_" + std::to_string(::getpid()));
-    fs::remove_all(out_);
-    fs::create_directories(out_);
     // A tiny Llama-style model: o_proj is N=256, K=256, so plain C loops stay fast.
     config_ = out_ / "tiny_config.json";
     std::ofstream(config_) << R"({"model_type": "llama", "hidden_size": 256, "num_attention_heads": 2,
                                    "num_key_value_heads": 1, "head_dim": 128, "intermediate_size": 384})";
   }
-  void TearDown() override { fs::remove_all(out_); }
-
   std::string sweep(const std::string& plugin, const std::string& kernels, const std::string& m_list) const {
     return "--plugin " + (plugin_dir() / plugin).string() + " " + kernels + " --hf-config " + config_.string() +
            " --model tiny --module o_proj --backend cpu --threads 1 --peak-tflops 1 --m-list " + m_list +
@@ -52,7 +47,9 @@ class PluginCli : public ::testing::Test {
     return rows;
   }
 
-  fs::path out_, config_;
+  shapescope::testing_support::ScratchDir scratch_;
+  const fs::path out_ = scratch_.path();
+  fs::path config_;
 };
 
 TEST_F(PluginCli, ExampleCpuPluginIsCheckedAndTimedInEveryTimingMode) {

@@ -8,6 +8,7 @@
 #include "common/user_error.hpp"
 #include "kernels/fp8_e4m3.hpp"
 #include "kernels/plugin_kernels.hpp"
+#include "tests/user_error_of.hpp"
 
 namespace shapescope::kernels {
 namespace {
@@ -50,12 +51,7 @@ shapescope_kernel kernel(const char* name, int32_t format = SHAPESCOPE_FORMAT_BF
 }
 
 std::string refusal(const shapescope_plugin& plugin) {
-  try {
-    register_in_process_plugin(&plugin, "test table");
-  } catch (const UserError& error) {
-    return error.what();
-  }
-  return "";
+  return testing_support::user_error_of([&] { register_in_process_plugin(&plugin, "test table"); });
 }
 
 TEST(PluginKernels, InvalidTablesAreRefusedWithOneLine) {

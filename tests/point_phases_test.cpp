@@ -4,13 +4,12 @@
 
 #include <filesystem>
 
-#include <unistd.h>
-
 #include "kernels/kernel.hpp"
 #include "profiler/point_phases.hpp"
 #include "profiler/sidecar.hpp"
 #include "profiler/summary_table.hpp"
 #include "profiler/sweep_runner.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace shapescope::profiler {
 namespace {
@@ -76,9 +75,8 @@ TEST(PointPhasesOnCpu, ASweepRecordsWhereEachPointsTimeWentInTheSidecarAndTheSum
   plan.problems = {GemmProblem{"toy", "up_proj", 1, 256, 256, 1}};
   plan.kernels = {"cpu_fp8_blockscale"};
   plan.m_values = {1, 8, 64};
-  plan.out_dir = fs::temp_directory_path() / ("shapescope_point_phases_" + std::to_string(::getpid()));
-  fs::remove_all(plan.out_dir);
-  fs::create_directories(plan.out_dir);
+  const testing_support::ScratchDir scratch;
+  plan.out_dir = scratch.path();
   plan.peak_override_tflops = 1;
   plan.measure.warmup_runs = 1;
   plan.measure.min_samples = 3;
@@ -97,7 +95,6 @@ TEST(PointPhasesOnCpu, ASweepRecordsWhereEachPointsTimeWentInTheSidecarAndTheSum
   EXPECT_EQ(phases["points"], 3);
   EXPECT_NEAR(phases["phases"]["check"]["total_s"].get<double>(), result.phases.total_s(PointPhase::check), 1e-12);
   EXPECT_NE(summary_table(result).find("median overhead (wall - timed)"), std::string::npos);
-  fs::remove_all(plan.out_dir);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Runs the built `profile` binary for the CLI tests: to completion, capturing its exit code, stdout
-// and stderr; or in the background (for the kill and signal tests), its output sent to a file.
+// and stderr; or in the background (for the kill and signal tests), its output sent to a file. The
+// tests' fixture skips where the binary is not built and gives each test a scratch folder.
 #pragma once
 
 #include <fcntl.h>
@@ -17,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/scratch_dir.hpp"
+
 namespace shapescope::testing_support {
 
 struct Outcome {
@@ -26,6 +29,17 @@ struct Outcome {
 
 inline std::string profile_binary() { return (std::filesystem::path(SHAPESCOPE_BIN_DIR) / "profile").string(); }
 inline bool profile_binary_built() { return std::filesystem::exists(profile_binary()); }
+
+class ProfileCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!profile_binary_built()) GTEST_SKIP() << "profile binary not built";
+  }
+  // `name` in the test's scratch folder, not created (a refused run must not create its --out).
+  std::filesystem::path scratch(const std::string& name) const { return scratch_.path() / name; }
+
+  ScratchDir scratch_;
+};
 
 // `env` ("NAME=value ..."): variables set for this run only.
 inline Outcome run_profile(const std::string& arguments, const std::string& env = "") {

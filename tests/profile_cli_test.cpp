@@ -17,12 +17,7 @@ using shapescope::testing_support::expect_user_error;
 using shapescope::testing_support::Outcome;
 using shapescope::testing_support::run_profile;
 
-class ProfileCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!shapescope::testing_support::profile_binary_built()) GTEST_SKIP() << "profile binary not built";
-  }
-};
+class ProfileCli : public shapescope::testing_support::ProfileCliTest {};
 
 TEST_F(ProfileCli, UnknownModelListsTheValidOnes) {
   expect_user_error("--model llama9 --backend cpu", {"llama9", "llama3_8b", "deepseek_v3"});
@@ -50,41 +45,36 @@ TEST_F(ProfileCli, BadSweepAndKernelAndFolder) {
 }
 
 TEST_F(ProfileCli, CountersOnTheCpuAreRefusedBeforeAnyWork) {
-  const fs::path out = fs::temp_directory_path() / ("shapescope_cli_counters_" + std::to_string(::getpid()));
+  const fs::path out = scratch("out");
   expect_user_error("--model llama3_8b --backend cpu --kernel cpu_bf16 --m-list 1 --counters --out " + out.string(),
                     {"--counters", "cpu backend has no hardware counters"});
   int profiles_written = 0;
   if (fs::exists(out))
     for (const auto& entry : fs::directory_iterator(out)) profiles_written += entry.path().extension() == ".csv";
   EXPECT_EQ(profiles_written, 0);
-  fs::remove_all(out);
 }
 
 TEST_F(ProfileCli, ConfigWhoseSizesOverflowIsRefusedBeforeAllocation) {
-  const fs::path config = fs::temp_directory_path() / ("shapescope_big_config_" + std::to_string(::getpid()) + ".json");
+  const fs::path config = scratch("big_config.json");
   std::ofstream(config) << R"({"model_type": "llama", "hidden_size": 4294967296, "intermediate_size": 4294967296,
                                 "num_attention_heads": 32, "num_key_value_heads": 8})";
-  const fs::path out = fs::temp_directory_path() / ("shapescope_big_out_" + std::to_string(::getpid()));
+  const fs::path out = scratch("out");
   expect_user_error("--hf-config " + config.string() + " --model big --backend cpu --m-list 1 --peak-tflops 1 --out " +
                         out.string(),
                     {"big qkv_proj", "4294967296"});
-  fs::remove(config);
-  fs::remove_all(out);
 }
 
 TEST_F(ProfileCli, HugeOrOverflowingSweepsAreRefusedAtOnce) {
-  const fs::path out = fs::temp_directory_path() / ("shapescope_huge_sweep_" + std::to_string(::getpid()));
+  const fs::path out = scratch("out");
   const std::string base = "--model llama3_8b --module o_proj --backend cpu --peak-tflops 1 --out " + out.string();
   expect_user_error(base + " --m-range 1:1000000000000:1", {"1000000000000 M values", "--allow-large-sweep"});
   expect_user_error(base + " --m-range 1:100000000:1", {"100000000 M values", "--allow-large-sweep"});
   expect_user_error(base + " --m-range 9223372036854775806:9223372036854775807:9223372036854775807",
                     {"M=9223372036854775806"});
-  fs::remove_all(out);
 }
 
 TEST_F(ProfileCli, TwoSweepsIntoOneFileAtOnceKeepEveryRow) {
-  const fs::path out = fs::temp_directory_path() / ("shapescope_two_sweeps_" + std::to_string(::getpid()));
-  fs::remove_all(out);
+  const fs::path out = scratch("out");
   const std::string binary = (fs::path(SHAPESCOPE_BIN_DIR) / "profile").string();
   const std::string common = " --model qwen3_4b --module o_proj --tp 8 --backend cpu --threads 1 --kernel cpu_bf16 "
                              "--peak-tflops 1 --warmup 0 --min-samples 30 --max-samples 30 --out " + out.string();
@@ -97,17 +87,14 @@ TEST_F(ProfileCli, TwoSweepsIntoOneFileAtOnceKeepEveryRow) {
     int exit_code = -1;
     code >> exit_code;
     EXPECT_EQ(exit_code, 0) << run;
-    fs::remove(out.string() + run);
   }
   const shapescope::csv::Table table = shapescope::csv::read_file(out / "qwen3_4b_o_proj_tp8_N2560_K512_cpu_bf16.csv");
   ASSERT_EQ(table.rows.size(), 12u) << "one run's rows were lost";
   for (std::size_t i = 0; i < 12; ++i) EXPECT_EQ(table.rows[i][0], std::to_string(i + 1));
-  fs::remove_all(out);
 }
 
 TEST_F(ProfileCli, ResumeWithOtherOptionsIsRefusedBeforeAnyWork) {
-  const fs::path out = fs::temp_directory_path() / ("shapescope_resume_" + std::to_string(::getpid()));
-  fs::remove_all(out);
+  const fs::path out = scratch("out");
   const std::string arguments = "--model qwen3_4b --module o_proj --tp 8 --backend cpu --threads 1 --kernel cpu_bf16 "
                                 "--peak-tflops 1 --m-list 1,3 --min-samples 2 --warmup 0 --out " + out.string();
   ASSERT_EQ(run_profile(arguments).exit_code, 0);
@@ -120,11 +107,10 @@ TEST_F(ProfileCli, ResumeWithOtherOptionsIsRefusedBeforeAnyWork) {
   EXPECT_EQ(fs::last_write_time(csv), written);
   std::ofstream(csv) << "batch,kernel_time,flops,utils\n1,10,1,0.5\n3,10,1,0.5\n";  // the study's format
   expect_user_error(arguments, {"not a shapescope profile"});
-  fs::remove_all(out);
 }
 
 TEST_F(ProfileCli, NumericOptionsMustBeFiniteAndInRange) {
-  const fs::path out = fs::temp_directory_path() / ("shapescope_numeric_options_" + std::to_string(::getpid()));
+  const fs::path out = scratch("out");
   const std::string base =
       "--model qwen3_4b --module o_proj --tp 8 --backend cpu --kernel cpu_bf16 --m-list 1 --out " + out.string();
   expect_user_error(base + " --max-seconds-per-point nan", {"--max-seconds-per-point nan", "from 0 to 3600"});
@@ -138,8 +124,7 @@ TEST_F(ProfileCli, NumericOptionsMustBeFiniteAndInRange) {
 }
 
 TEST_F(ProfileCli, PathsFoldersAndOddFieldsAreOneLineUserErrors) {
-  const fs::path base = fs::temp_directory_path() / ("shapescope_paths_" + std::to_string(::getpid()));
-  fs::remove_all(base);
+  const fs::path base = scratch("out");
   const std::string sweep = "--model qwen3_4b --module o_proj --tp 8 --backend cpu --kernel cpu_bf16 --m-list 1 "
                             "--peak-tflops 1 --out ";
   // A folder that can be created, but the CSV's path in it passes PATH_MAX (4096).
@@ -156,7 +141,6 @@ TEST_F(ProfileCli, PathsFoldersAndOddFieldsAreOneLineUserErrors) {
   const fs::path config = base / "config.json";
   std::ofstream(config) << R"({"model_type": "not\nllama"})";
   expect_user_error("--hf-config " + config.string() + " --model x --backend cpu", {"'not\\nllama'"});
-  fs::remove_all(base);
 }
 
 TEST_F(ProfileCli, ListKernelsShowsFormatsAndConfigs) {
@@ -168,8 +152,7 @@ TEST_F(ProfileCli, ListKernelsShowsFormatsAndConfigs) {
 }
 
 TEST_F(ProfileCli, TinySweepWritesAStudyReadableCsvAndResumes) {
-  const fs::path out = fs::temp_directory_path() / ("shapescope_cli_out_" + std::to_string(::getpid()));
-  fs::remove_all(out);
+  const fs::path out = scratch("out");
   const std::string arguments = "--model qwen3_4b --module o_proj --tp 8 --backend cpu --threads 2 --kernel cpu_bf16 "
                                 "--m-list 1,3 --min-samples 2 --warmup 0 --max-seconds-per-point 0 --out " +
                                 out.string();
@@ -196,7 +179,6 @@ TEST_F(ProfileCli, TinySweepWritesAStudyReadableCsvAndResumes) {
   const Outcome again = run_profile(arguments);  // resume: nothing left to measure
   ASSERT_EQ(again.exit_code, 0);
   EXPECT_EQ(shapescope::csv::read_file(csvs[0]).rows.size(), 2u);
-  fs::remove_all(out);
 }
 
 }  // namespace

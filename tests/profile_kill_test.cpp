@@ -26,10 +26,10 @@ namespace fs = std::filesystem;
 using testing_support::start_profile;
 using testing_support::wait_for;
 
-TEST(ProfileKill, SigkillAtRandomMomentsThenResumeLeavesEachMOnceAndEveryRowValid) {
-  if (!testing_support::profile_binary_built()) GTEST_SKIP() << "profile binary not built";
-  const fs::path out = fs::temp_directory_path() / ("shapescope_kill_" + std::to_string(::getpid()));
-  fs::remove_all(out);
+class ProfileKill : public testing_support::ProfileCliTest {};
+
+TEST_F(ProfileKill, SigkillAtRandomMomentsThenResumeLeavesEachMOnceAndEveryRowValid) {
+  const fs::path out = scratch("out");
   std::string m_list;
   for (int m = 1; m <= 40; ++m) {
     if (m > 1) m_list += ',';
@@ -74,7 +74,6 @@ TEST(ProfileKill, SigkillAtRandomMomentsThenResumeLeavesEachMOnceAndEveryRowVali
   ASSERT_EQ(seen.size(), 40u);
   for (const auto& [m, count] : seen) EXPECT_EQ(count, 1) << "M=" << m;
   EXPECT_TRUE(read_sidecar(csv).has_value());
-  fs::remove_all(out);
 }
 
 }  // namespace

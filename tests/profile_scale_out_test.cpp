@@ -24,6 +24,7 @@
 #include "common/file_lock.hpp"
 #include "profiler/shard_plan.hpp"
 #include "tests/profile_cli_support.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace {
 
@@ -118,12 +119,8 @@ class ProfileScaleOut : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!fs::exists(profile_binary())) GTEST_SKIP() << "profile binary not built";
-    dir = fs::temp_directory_path() / ("shapescope_scale_out_" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
     ::setenv("SHAPESCOPE_LOCK_DIR", (dir / "locks").c_str(), 1);  // device locks of this test only
   }
-  void TearDown() override { fs::remove_all(dir); }
   // The single-process sweep's point set, measured once per test.
   PointSet single_process_points() {
     const Outcome outcome = run(profile_binary() + " " + kSweep + " --out " + (dir / "single").string());
@@ -132,7 +129,8 @@ class ProfileScaleOut : public ::testing::Test {
     EXPECT_EQ(points.size(), 24u);
     return points;
   }
-  fs::path dir;
+  shapescope::testing_support::ScratchDir scratch_;
+  const fs::path dir = scratch_.path();
 };
 
 TEST_F(ProfileScaleOut, MpirunShardsMergeIntoTheSingleProcessPointSet) {

@@ -2,7 +2,6 @@
 // shape-named files with their sidecar, resume, shard and merge like a model's layers; bad shapes and
 // model options beside --shape are one line and exit 2 before any work.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -22,19 +21,13 @@ using shapescope::testing_support::expect_user_error;
 using shapescope::testing_support::Outcome;
 using shapescope::testing_support::run_profile;
 
-class ProfileShapeCli : public ::testing::Test {
+class ProfileShapeCli : public shapescope::testing_support::ProfileCliTest {
  protected:
-  void SetUp() override {
-    if (!shapescope::testing_support::profile_binary_built()) GTEST_SKIP() << "profile binary not built";
-    out_ = fs::temp_directory_path() / ("shapescope_shape_cli_" + std::to_string(::getpid()));
-    fs::remove_all(out_);
-  }
-  void TearDown() override { fs::remove_all(out_); }
   std::string sweep(const std::string& m_list) const {
     return "--shape 256,128 --shape 128,256,2 --backend cpu --threads 1 --kernel cpu_bf16 --peak-tflops 1 --warmup 0 "
            "--min-samples 2 --max-samples 2 --hot --m-list " + m_list + " --out " + out_.string();
   }
-  fs::path out_;
+  const fs::path out_ = scratch("out");
 };
 
 TEST_F(ProfileShapeCli, BadShapesAndModelOptionsBesideThemAreOneLineBeforeAnyWork) {

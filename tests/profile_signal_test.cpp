@@ -35,21 +35,15 @@ bool catches(pid_t pid, int signal) {
   return false;
 }
 
-class ProfileSignals : public ::testing::Test {
+class ProfileSignals : public shapescope::testing_support::ProfileCliTest {
  protected:
-  void SetUp() override {
-    if (!shapescope::testing_support::profile_binary_built()) GTEST_SKIP() << "profile binary not built";
-    out_ = fs::temp_directory_path() / ("shapescope_signals_" + std::to_string(::getpid()));
-    fs::remove_all(out_);
-  }
-  void TearDown() override { fs::remove_all(out_); }
   // No --peak-tflops: the CPU's peak is measured for 3 s at the start of the sweep, on all cores so that the
   // sgemm in flight when the signal comes is short.
   std::vector<std::string> arguments() const {
     return {"--model", "qwen3_4b", "--module", "o_proj", "--tp", "8", "--backend", "cpu", "--kernel", "cpu_bf16",
             "--m-list", "1,2", "--out", out_.string()};
   }
-  fs::path out_;
+  const fs::path out_ = scratch("out");
 };
 
 TEST_F(ProfileSignals, HandlersComeBeforeSetupAndASignalThenEndsItWith130) {

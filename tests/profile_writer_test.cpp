@@ -2,14 +2,13 @@
 // write was too recent, merged with what is on disk, under the file's lock.
 #include "profiler/profile_writer.hpp"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "profiler/profile_csv.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace shapescope::profiler {
 namespace {
@@ -24,10 +23,8 @@ ProfileRow row_at(int64_t m) {
 }
 
 TEST(ProfileWriter, APointIsWrittenAtOnceUnlessTheLastWriteWasTooRecent) {
-  const fs::path folder = fs::temp_directory_path() / ("shapescope_writer_" + std::to_string(::getpid()));
-  fs::remove_all(folder);
-  fs::create_directories(folder);
-  const fs::path csv = folder / "p.csv";
+  const testing_support::ScratchDir scratch;
+  const fs::path csv = scratch.path() / "p.csv";
   std::optional<ProfileWriter> writer = ProfileWriter::open(csv, [] { return false; });
   ASSERT_TRUE(writer);
   const auto start = std::chrono::steady_clock::now();
@@ -48,7 +45,6 @@ TEST(ProfileWriter, APointIsWrittenAtOnceUnlessTheLastWriteWasTooRecent) {
   EXPECT_EQ(read_profile_csv(csv).size(), 5u) << "the rows on disk are merged, never wiped";
   writer.reset();
   EXPECT_FALSE(fs::exists(FileLock::lock_path(csv)));
-  fs::remove_all(folder);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "common/shard_manifest.hpp"
 #include "common/user_error.hpp"
 #include "profiler/device_lock.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace shapescope {
 namespace {
@@ -17,12 +18,6 @@ namespace fs = std::filesystem;
 
 class ShardFolder : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir = fs::temp_directory_path() / ("shapescope_shards_" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  void TearDown() override { fs::remove_all(dir); }
   fs::path shard(int index, int count, const std::map<std::string, std::vector<int64_t>>& rows) {
     const fs::path folder = dir / shard_folder_name(index, count);
     fs::create_directories(folder);
@@ -40,7 +35,8 @@ class ShardFolder : public ::testing::Test {
     }
     return folder;
   }
-  fs::path dir;
+  testing_support::ScratchDir scratch_;
+  const fs::path dir = scratch_.path();
 };
 
 TEST_F(ShardFolder, ManifestRoundTrip) {

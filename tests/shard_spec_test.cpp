@@ -7,6 +7,7 @@
 #include "common/user_error.hpp"
 #include "profiler/shard_spec.hpp"
 #include "profiler/worker_pool.hpp"
+#include "tests/user_error_of.hpp"
 
 namespace shapescope::profiler {
 namespace {
@@ -20,12 +21,7 @@ EnvLookup env_of(std::map<std::string, std::string> values) {
 }
 
 std::string user_error_of(const std::string& text, const EnvLookup& env) {
-  try {
-    resolve_shard(text, env);
-  } catch (const UserError& error) {
-    return error.what();
-  }
-  return "";
+  return testing_support::user_error_of([&] { resolve_shard(text, env); });
 }
 
 TEST(ShardSpec, ExplicitShard) {

@@ -10,6 +10,7 @@
 #include "analyze/read_multipass_csv.hpp"
 #include "common/user_error.hpp"
 #include "triage_test_support.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace shapescope::analyze {
 namespace {
@@ -47,7 +48,8 @@ TEST(Stability, ComparesOnlyWhatBothRunsMeasured) {
 }
 
 TEST(Stability, MultipassReaderSplitsByPass) {
-  const std::filesystem::path file = std::filesystem::temp_directory_path() / "shapescope_triage_passes.csv";
+  const testing_support::ScratchDir scratch;
+  const std::filesystem::path file = scratch.path() / "shapescope_triage_passes.csv";
   {
     std::ofstream out(file);
     out << "pass,batch,kernel_time,flops,utils\n"
@@ -63,7 +65,6 @@ TEST(Stability, MultipassReaderSplitsByPass) {
   std::ofstream(file) << "batch,kernel_time,flops,utils\n16,10.0,2.0,0.5\n";
   EXPECT_THROW(read_multipass_csv(file.string(), {}), UserError);
   EXPECT_EQ(read_series_or_passes(file.string(), {}).size(), 1u);
-  std::filesystem::remove(file);
 }
 
 TEST(Stability, TwoPassH200UnderBothRules) {

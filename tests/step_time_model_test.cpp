@@ -6,6 +6,7 @@
 #include "analyze/step_time_model.hpp"
 #include "common/model_catalog.hpp"
 #include "common/user_error.hpp"
+#include "tests/user_error_of.hpp"
 
 namespace shapescope::analyze {
 namespace {
@@ -127,12 +128,7 @@ TEST(StepTimeModel, ExcludedModulesLeaveTheStep) {
 
 std::string error_of(const std::vector<Series>& profiles, const std::vector<std::string>& excluded = {},
                      const ModelSpec& spec = toy_model()) {
-  try {
-    build_step_time_model(spec, profiles, excluded);
-  } catch (const UserError& error) {
-    return error.what();
-  }
-  return "";
+  return testing_support::user_error_of([&] { build_step_time_model(spec, profiles, excluded); });
 }
 
 TEST(StepTimeModel, MissingModulesAreNamed) {

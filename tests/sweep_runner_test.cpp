@@ -10,8 +10,6 @@
 #include <set>
 #include <thread>
 
-#include <unistd.h>
-
 #include "common/csv.hpp"
 #include "common/file_lock.hpp"
 #include "common/interrupt.hpp"
@@ -23,6 +21,7 @@
 #include "profiler/profile_csv.hpp"
 #include "profiler/resume.hpp"
 #include "profiler/sweep_runner.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace shapescope::profiler {
 namespace {
@@ -93,10 +92,6 @@ class SweepRunnerTest : public ::testing::Test {
     kernels::register_kernel(entry);
     counters = {};
     set_interrupt_requested(false);
-    out = fs::temp_directory_path() / ("shapescope_sweep_test_" + std::to_string(::getpid()) + "_" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(out);
-    fs::create_directories(out);
     plan.problems = {GemmProblem{"toy", "up_proj", 2, 256, 128, 1}};
     plan.kernels = {kFakeKernel};
     plan.m_values = {1, 2, 3, 7, 9, 64};
@@ -104,10 +99,7 @@ class SweepRunnerTest : public ::testing::Test {
     plan.peak_override_tflops = 100;
     plan.measure.min_samples = 3;
   }
-  void TearDown() override {
-    set_interrupt_requested(false);
-    fs::remove_all(out);
-  }
+  void TearDown() override { set_interrupt_requested(false); }
   fs::path csv() const { return out / profile_file_name(plan.problems[0], kFakeKernel, plan.measure.timing); }
   std::map<int64_t, ProfileRow> rows_by_m() const {
     std::map<int64_t, ProfileRow> rows;
@@ -115,7 +107,8 @@ class SweepRunnerTest : public ::testing::Test {
     return rows;
   }
 
-  fs::path out;
+  testing_support::ScratchDir scratch_;
+  const fs::path out = scratch_.path();
   SweepPlan plan;
   testing_fakes::DeviceScript script = [] {
     testing_fakes::DeviceScript fake;

@@ -1,9 +1,5 @@
 // Runs the built `analyze` binary with the triage options: files written, the
 // default rule, and one-line errors for unusable combinations.
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -11,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/analyze_cli_support.hpp"
 #include "triage_test_support.hpp"
 
 namespace shapescope::analyze {
@@ -19,11 +16,9 @@ namespace {
 class TriageCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(binary_)) GTEST_SKIP() << "analyze binary not built";
-    dir_ = std::filesystem::temp_directory_path() / ("shapescope_triage_cli_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
+    if (!testing_support::analyze_binary_built()) GTEST_SKIP() << "analyze binary not built";
     // 40 points at MFU 0.7 with a 30% cliff at M = 400..480.
-    std::ofstream profile(dir_ / "p.csv");
+    std::ofstream profile(path("p.csv"));
     profile << "batch,kernel_time,flops,utils\n";
     for (int i = 1; i <= 40; ++i) {
       const int m = 16 * i;
@@ -31,23 +26,13 @@ class TriageCli : public ::testing::Test {
       profile << m << "," << 2.0 * m * 4096 * 4096 / (utils * 100e6) << "," << utils * 100 << "," << utils << "\n";
     }
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  std::pair<int, std::string> run(const std::string& arguments) const {
-    const std::filesystem::path log = dir_ / "log.txt";
-    // An argument list that starts with "timeout" names its own binary.
-    const bool wrapped = arguments.rfind("timeout ", 0) == 0;
-    const std::string command =
-        (wrapped ? arguments : binary_.string() + " " + arguments) + " > " + log.string() + " 2>&1";
-    const int status = std::system(command.c_str());
-    std::stringstream text;
-    text << std::ifstream(log).rdbuf();
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
+  testing_support::CliResult run(const std::string& arguments) const {
+    return testing_support::run_analyze(dir_, arguments);
   }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string path(const std::string& name) const { return (dir_.path() / name).string(); }
 
-  std::filesystem::path binary_ = std::filesystem::path(SHAPESCOPE_BIN_DIR) / "analyze";
-  std::filesystem::path dir_;
+  testing_support::ScratchDir dir_;
 };
 
 TEST_F(TriageCli, WritesPlotReportsAndDispatchWithTheNoiseAwareRule) {
@@ -72,9 +57,10 @@ TEST_F(TriageCli, AbsurdMfuOrNearZeroTimeEndsWithTheRowsExcluded) {
   // failure.
   std::ofstream(path("absurd.csv")) << "batch,kernel_time,flops,utils\n1,10,1,0.5\n2,10,2,1e20\n3,1e-300,3,0.5\n"
                                        "4,10,4,0.52\n8,30,2,0.2\n";
-  const auto [code, output] = run("timeout 20 " + binary_.string() + " " + path("absurd.csv") + " --rule study " +
-                                  "--check-split-gemm --out-dir " + path("out") + " --plot " + path("a.svg") +
-                                  " --report " + path("a.html"));
+  const auto [code, output] =
+      testing_support::run_command(dir_, "timeout 20 " + testing_support::analyze_binary().string() + " " +
+                                             path("absurd.csv") + " --rule study --check-split-gemm --out-dir " +
+                                             path("out") + " --plot " + path("a.svg") + " --report " + path("a.html"));
   ASSERT_EQ(code, 0) << output;
   EXPECT_NE(output.find("M=2 (implausible: MFU 1e+20 outside 0..2, line 3)"), std::string::npos) << output;
   EXPECT_NE(output.find("M=3 (implausible: time 1e-300 us below 0.001 us, line 4)"), std::string::npos) << output;
@@ -116,7 +102,7 @@ TEST_F(TriageCli, UnusableCombinationsFailWithOneLine) {
   const auto [bad_rule, rule_output] = run(path("p.csv") + " --rule max");
   EXPECT_NE(bad_rule, 0);
   EXPECT_NE(rule_output.find("noise-aware, study"), std::string::npos) << rule_output;
-  EXPECT_NE(run("--stability " + path("p.csv")).first, 0) << "one run has nothing to compare with";
+  EXPECT_NE(run("--stability " + path("p.csv")).exit_code, 0) << "one run has nothing to compare with";
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "common/verify_results.hpp"
 #include "common/user_error.hpp"
 #include "triage_test_support.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace shapescope::analyze {
 namespace {
@@ -151,7 +152,8 @@ TEST(VerifyResults, VerdictsAndReader) {
   EXPECT_EQ(plan_verdict(0.2, 0.15), "confirmed");
   EXPECT_EQ(plan_verdict(0.2, 0.05), "weaker");
   EXPECT_EQ(plan_verdict(0.2, -0.01), "refuted");
-  const std::filesystem::path file = std::filesystem::temp_directory_path() / "shapescope_triage_verify.json";
+  const testing_support::ScratchDir scratch;
+  const std::filesystem::path file = scratch.path() / "verify.json";
   std::ofstream(file) << R"({"device":"H100","plans":[{"m":2180,"parts":[1088,1092],"predicted_us":80,
     "measured_serial_us":90,"measured_two_streams_us":85,"monolithic_us":100}]})";
   const VerifyResults results = read_verify_results(file.string());
@@ -162,7 +164,6 @@ TEST(VerifyResults, VerdictsAndReader) {
   EXPECT_THROW(read_verify_results(file.string()), UserError);
   std::ofstream(file) << "not json";
   EXPECT_THROW(read_verify_results(file.string()), UserError);
-  std::filesystem::remove(file);
 }
 
 TEST(DispatchTable, ChoosesTheFasterKernelAndSplitsTheCliff) {

@@ -9,6 +9,7 @@
 #include "analyze/json_report.hpp"
 #include "common/user_error.hpp"
 #include "profiler/verify_plans.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace shapescope::profiler {
 namespace {
@@ -28,10 +29,8 @@ analyze::SplitPlan plan(analyze::PlanKind kind, std::vector<int64_t> parts, doub
   return p;
 }
 
-std::string write_report(const json& report) {
-  const auto path = std::filesystem::temp_directory_path() / ("shapescope_verify_" + std::to_string(::getpid()) + ".json");
-  std::ofstream(path) << report.dump();
-  return path.string();
+std::string write_report(const testing_support::ScratchDir& scratch, const json& report) {
+  return scratch.write("report.json", report.dump()).string();
 }
 
 TEST(VerifyPlansReport, ReadsBestPlansLargestGainFirstAndCapsEachSeries) {
@@ -48,9 +47,8 @@ TEST(VerifyPlansReport, ReadsBestPlansLargestGainFirstAndCapsEachSeries) {
            anomaly(3000, 300, plan(analyze::PlanKind::pad_up, {3072}, 210, 0.30)),
            anomaly(4000, 400, plan(analyze::PlanKind::halves, {2000, 2000}, 380, 0.05))}}},
         {{"name", "other"}, {"kernel", "cublaslt_fp8_blockscale"}, {"n", 7168}, {"k", 2304}, {"anomalies", json::array()}}}}};
-  const std::string path = write_report(report);
-  const std::vector<ReportedPlan> plans = read_reported_plans(path, 2);
-  std::filesystem::remove(path);
+  const testing_support::ScratchDir scratch;
+  const std::vector<ReportedPlan> plans = read_reported_plans(write_report(scratch, report), 2);
   ASSERT_EQ(plans.size(), 2u);  // the plan-less anomaly is skipped, the smallest gain cut
   EXPECT_EQ(plans[0].m, 3000);
   EXPECT_EQ(plans[0].kind, "pad_up");
@@ -65,11 +63,11 @@ TEST(VerifyPlansReport, ReadsBestPlansLargestGainFirstAndCapsEachSeries) {
 }
 
 TEST(VerifyPlansReport, RejectsFilesThatAreNotReports) {
-  const std::string not_json = write_report(json::array());
+  const testing_support::ScratchDir scratch;
+  const std::string not_json = write_report(scratch, json::array());
   EXPECT_THROW(read_reported_plans(not_json, 10), UserError);
   std::ofstream(not_json) << "{ broken";
   EXPECT_THROW(read_reported_plans(not_json, 10), UserError);
-  std::filesystem::remove(not_json);
   EXPECT_THROW(read_reported_plans("/nonexistent/report.json", 10), UserError);
 }
 

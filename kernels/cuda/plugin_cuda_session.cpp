@@ -107,9 +107,7 @@ class PluginCudaSession final : public GemmSession {
   }
 
   std::size_t activation_bytes(int64_t m) const override {
-    const WeightShape& s = weights_.shape;
-    return std::size_t(s.batch_count * (m * s.k * plugin_a_element_bytes(kernel_->format) +
-                                        m * synthetic::blocks(s.k) * 4 + m * s.n * 2));
+    return plugin_activation_bytes(weights_.shape, kernel_->format, m);
   }
 
   std::unique_ptr<PreparedGemm> prepare(int64_t m, uint64_t seed) override {

@@ -2,8 +2,6 @@
 // run for real; the output is what analyze reads back (common/verify_results.hpp).
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 
@@ -12,6 +10,7 @@
 #include "common/verify_results.hpp"
 #include "kernels/cuda/gemm_group.hpp"
 #include "profiler/verify_plans.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace shapescope {
 namespace {
@@ -20,8 +19,8 @@ TEST(CudaVerifyPlans, MeasuresAPlanAndWritesWhatAnalyzeReads) {
   kernels::register_cuda_kernels();
   const auto device = kernels::make_cuda_device();
   if (!device) GTEST_SKIP() << kernels::cuda_unavailable_reason();
-  const auto dir = std::filesystem::temp_directory_path() / ("shapescope_verify_gpu_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const testing_support::ScratchDir scratch;
+  const std::filesystem::path& dir = scratch.path();
   const nlohmann::json report = {
       {"series",
        {{{"name", "deepseek_v3_fused_qkv_a_proj_tp8"},
@@ -51,7 +50,6 @@ TEST(CudaVerifyPlans, MeasuresAPlanAndWritesWhatAnalyzeReads) {
   EXPECT_EQ(reread.plans[0].verdict, plan.verdict);
   EXPECT_EQ(reread.plans[0].parts, (std::vector<int64_t>{512, 488}));
   EXPECT_DOUBLE_EQ(reread.plans[0].monolithic_us, plan.monolithic_us);
-  std::filesystem::remove_all(dir);
 }
 
 // Parts spread over two streams still each compute their own correct output.
