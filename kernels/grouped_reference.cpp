@@ -1,8 +1,6 @@
 #include "kernels/grouped_reference.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <map>
 
 #include "kernels/fp8_e4m3.hpp"
@@ -60,11 +58,7 @@ CheckResult compare_grouped_with_reference(OperandFormat format, const GroupedSh
     diff_squares += diff * diff;
     ref_squares += reference * reference;
   }
-  if (ref_squares > 0) {
-    result.rel_err = std::sqrt(diff_squares / ref_squares);
-  } else {
-    result.rel_err = diff_squares == 0 ? 0 : std::numeric_limits<double>::infinity();
-  }
+  result.rel_err = relative_error(diff_squares, ref_squares);
   return result;
 }
 

@@ -242,6 +242,11 @@ void in_parallel_blocks(size_t count, const Work& work) {
   for (std::thread& helper : helpers) helper.join();
 }
 
+double relative_error(double diff_squares, double ref_squares) {
+  if (ref_squares > 0) return std::sqrt(diff_squares / ref_squares);
+  return diff_squares == 0 ? 0 : std::numeric_limits<double>::infinity();
+}
+
 CheckResult compare_with_reference(const ReferenceProblem& problem, std::span<const OutputIndex> indices,
                                    std::span<const uint16_t> outputs_bf16) {
   // Sampled elements share rows and columns: dequantize each activation row once per check (into one buffer:
@@ -297,11 +302,7 @@ CheckResult compare_with_reference(const ReferenceProblem& problem, std::span<co
     diff_squares += diff * diff;
     ref_squares += references[i] * references[i];
   }
-  if (ref_squares > 0) {
-    result.rel_err = std::sqrt(diff_squares / ref_squares);
-  } else {
-    result.rel_err = diff_squares == 0 ? 0 : std::numeric_limits<double>::infinity();
-  }
+  result.rel_err = relative_error(diff_squares, ref_squares);
   return result;
 }
 

@@ -42,6 +42,10 @@ std::vector<double> dequantized_row(const ReferenceProblem& problem, bool is_a, 
 // C[batch][row][col] = sum_k A[batch][row][k] * B[batch][col][k], in float64.
 double reference_element(const ReferenceProblem& problem, const OutputIndex& index);
 
+// The check's one metric: ||out - ref|| / ||ref|| from the two sums of squares; 0 when both are 0, infinite when
+// only the reference is.
+double relative_error(double diff_squares, double ref_squares);
+
 // Compares bf16 outputs (raw bits, one per sampled index) with the reference.
 // Elements still equal to kPoisonBf16 count as unwritten.
 constexpr uint16_t kPoisonBf16 = 0xFFFF;  // a NaN no kernel writes for finite inputs

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -144,6 +146,13 @@ TEST_F(CompareTest, WrongWeightsFail) {
   const CheckResult result = compare_with_reference(other, indices, exact_bf16());
   EXPECT_GT(result.rel_err, 0.5);
   EXPECT_FALSE(result.passed(1e-2));
+}
+
+TEST(Reference, RelativeErrorIsTheNormRatioAndSaysWhenOnlyTheReferenceIsZero) {
+  EXPECT_DOUBLE_EQ(relative_error(1.0, 4.0), 0.5);
+  EXPECT_DOUBLE_EQ(relative_error(0.0, 4.0), 0.0);
+  EXPECT_DOUBLE_EQ(relative_error(0.0, 0.0), 0.0);
+  EXPECT_EQ(relative_error(1e-30, 0.0), std::numeric_limits<double>::infinity());
 }
 
 }  // namespace
