@@ -8,7 +8,10 @@
 
 namespace shapescope::kernels {
 
-void register_hip_kernels() { register_kernel(rocm::hip_fp8_blockscale_entry()); }
+void register_hip_kernels() {
+  register_kernel(rocm::hip_fp8_blockscale_entry());
+  register_kernel(rocm::hip_fp8_blockscale_bpreshuffle_entry());
+}
 
 bool hip_backend_compiled() { return true; }
 

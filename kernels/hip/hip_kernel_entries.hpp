@@ -5,6 +5,7 @@
 
 namespace shapescope::kernels::rocm {
 
-KernelEntry hip_fp8_blockscale_entry();  // hip_fp8_blockscale.hip
+KernelEntry hip_fp8_blockscale_entry();              // hip_fp8_blockscale.hip
+KernelEntry hip_fp8_blockscale_bpreshuffle_entry();  // hip_fp8_blockscale.hip
 
 }  // namespace shapescope::kernels::rocm

@@ -1,5 +1,5 @@
 // Our own CUDA kernels (fp8_blockscale, fp8_blockscale_bpreshuffle,
-// a16w8_blockscale_batched, portable_fp8_blockscale) against the float64 reference: DeepSeek-V3 TP8 and
+// a16w8_blockscale_batched, portable_fp8_blockscale and its pre-shuffled-B variant) against the float64 reference: DeepSeek-V3 TP8 and
 // Qwen3 TP8 weight shapes, the MLA batched shapes, M from 1 to 4097 including
 // non-multiples of 8 and 128; outputs poisoned before every run, fresh seeds per
 // check. Each test skips without a GPU.
@@ -120,17 +120,31 @@ TEST(OwnKernels, Fp8BlockscaleBpreshuffleMatchesReferenceOnDeepSeekAndQwen3) {
   check_fp8_kernel("fp8_blockscale_bpreshuffle", *device);
 }
 
-// The one-source kernel of kernels/portable (the HIP backend's portable path), on the same set as
-// the FP8 kernels, and on shapes only it accepts: K and N off every alignment, partial scale blocks.
-TEST(OwnKernels, PortableFp8BlockscaleMatchesReferenceOnDeepSeekQwen3AndUnalignedShapes) {
-  const auto device = open_device();
-  REQUIRE_GPU(device);
-  check_fp8_kernel("portable_fp8_blockscale", *device);
+// The one-source kernels of kernels/portable, on the same set as the FP8 kernels, and on shapes only
+// they accept: K and N off every alignment, partial scale blocks (and, pre-shuffled, partial 32-column
+// and 128-K tiles padded with zeros).
+void check_portable_kernel(const std::string& kernel_name, Device& device) {
+  check_fp8_kernel(kernel_name, device);
   const std::vector<WeightCase> unaligned = {{"unaligned", 200, 336, 1}, {"unaligned", 72, 100, 1},
                                              {"unaligned", 129, 257, 1}, {"one_column", 1, 7, 1}};
   CheckTally tally;
-  check_shapes("portable_fp8_blockscale", *device, unaligned, {1, 2, 63, 64, 65, 130}, tally);
-  std::printf("  portable_fp8_blockscale unaligned: %d checks, worst rel_err %.3e\n", tally.checked, tally.worst);
+  check_shapes(kernel_name, device, unaligned, {1, 2, 63, 64, 65, 130}, tally);
+  std::printf("  %s unaligned: %d checks, worst rel_err %.3e\n", kernel_name.c_str(), tally.checked, tally.worst);
+}
+
+// The HIP backend's portable path.
+TEST(OwnKernels, PortableFp8BlockscaleMatchesReferenceOnDeepSeekQwen3AndUnalignedShapes) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  check_portable_kernel("portable_fp8_blockscale", *device);
+}
+
+// B shuffled on the GPU into the layout hip_fp8_blockscale_bpreshuffle's MFMA path reads
+// (kernels/mfma_preshuffled_b.hpp): a wrong shuffle or offset gives O(1) errors here.
+TEST(OwnKernels, PortableFp8BlockscaleBpreshuffleMatchesReferenceOnDeepSeekQwen3AndUnalignedShapes) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  check_portable_kernel("portable_fp8_blockscale_bpreshuffle", *device);
 }
 
 TEST(OwnKernels, A16w8BatchedMatchesReferenceOnMlaShapes) {
