@@ -52,7 +52,8 @@ SHAPESCOPE_HD uint8_t shuffled_byte(const uint8_t* row_major, int64_t n, int64_t
   const int in_tile = int(offset % kTileBytes);
   const int lane = (in_tile % kStepBytes) / kLaneBytes;
   const int64_t column = (tile / kb_count) * kTileColumns + lane_column(lane);
-  const int64_t source_k = (tile % kb_count) * kBlockK + (in_tile / kStepBytes) * kStepK + lane_k(lane) + in_tile % kLaneBytes;
+  const int64_t source_k =
+      (tile % kb_count) * kBlockK + (in_tile / kStepBytes) * kStepK + lane_k(lane) + in_tile % kLaneBytes;
   return column < n && source_k < k ? row_major[column * k + source_k] : uint8_t(0);
 }
 
