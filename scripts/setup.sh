@@ -2,15 +2,15 @@
 # Installs shapescope's Debian packages when missing (as root; otherwise prints
 # the apt-get line to run and exits 1), then configures and builds into build/.
 # Safe to run again: it installs nothing present and rebuilds only what changed.
-# --hip also installs Debian's HIP (hipcc, HIP 5.2, ~350 MB) and ROCm SMI, which scripts/hip_ci.sh
-# compiles the HIP backend with (the build/ folder stays without it: -DSHAPESCOPE_HIP=OFF).
+# --hip also installs Debian's HIP (hipcc, HIP 5.2, ~350 MB), ROCm SMI and ccache, which scripts/hip_ci.sh
+# compiles and links the HIP backend with (the build/ folder stays without it: -DSHAPESCOPE_HIP=OFF).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ libeigen3-dev nlohmann-json3-dev libfmt-dev libgtest-dev libcli11-dev python3)
 for argument in "$@"; do
   case $argument in
-    --hip) packages+=(hipcc libamdhip64-dev librocm-smi-dev) ;;
+    --hip) packages+=(hipcc libamdhip64-dev librocm-smi-dev ccache) ;;
     *) echo "setup: unknown option $argument (only --hip)" >&2; exit 2 ;;
   esac
 done

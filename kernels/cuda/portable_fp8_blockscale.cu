@@ -1,8 +1,10 @@
-// portable_fp8_blockscale on the CUDA backend: the one-source kernel of
-// kernels/portable/ (also the portable path of the HIP backend's hip_fp8_blockscale),
-// registered here so its correctness is checked on NVIDIA GPUs like our other kernels.
+// portable_fp8_blockscale and portable_fp8_blockscale_bpreshuffle on the CUDA backend: the
+// one-source kernel of kernels/portable/ (also the portable path of the HIP backend's kernels),
+// with B row-major or pre-shuffled for the FP8 MFMA (kernels/mfma_preshuffled_b.hpp), registered
+// here so its correctness and the shuffle's are checked on NVIDIA GPUs like our other kernels.
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "common/user_error.hpp"
 #include "kernels/cuda/cuda_check.hpp"
@@ -17,12 +19,14 @@
 namespace shapescope::kernels::cuda {
 namespace {
 
+using portable::BLayout;
 using portable::PortableFp8Params;
 
 class PortableFp8Prepared final : public CudaPreparedGemm {
  public:
-  PortableFp8Prepared(CudaDevice& device, const ReferenceProblem& problem, const uint8_t* b, const float* b_scales)
-      : CudaPreparedGemm(device, problem) {
+  PortableFp8Prepared(CudaDevice& device, const ReferenceProblem& problem, const uint8_t* b, const float* b_scales,
+                      BLayout layout)
+      : CudaPreparedGemm(device, problem), layout_(layout) {
     const GemmShape& s = problem.shape;
     const int64_t kblocks = synthetic::blocks(s.k);
     a_ = DeviceBuffer<uint8_t>(std::size_t(s.m * s.k));
@@ -36,10 +40,14 @@ class PortableFp8Prepared final : public CudaPreparedGemm {
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
-  void run() override { portable::launch_portable_fp8_blockscale(params_, device_.stream()); }
-  std::string launch_name() const override { return "portable_fp8_blockscale/64x64_f32fma"; }
+  void run() override { portable::launch_portable_fp8_blockscale(params_, layout_, device_.stream()); }
+  std::string launch_name() const override {
+    return layout_ == BLayout::mfma_preshuffled ? "portable_fp8_blockscale_bpreshuffle/64x64_f32fma"
+                                                : "portable_fp8_blockscale/64x64_f32fma";
+  }
 
  private:
+  BLayout layout_;
   DeviceBuffer<uint8_t> a_;
   DeviceBuffer<float> a_scales_;
   DeviceBuffer<uint16_t> c_;
@@ -48,13 +56,19 @@ class PortableFp8Prepared final : public CudaPreparedGemm {
 
 class PortableFp8Session final : public GemmSession {
  public:
-  PortableFp8Session(CudaDevice& device, const WeightShape& shape, uint64_t seed)
-      : device_(device), shape_(shape), seed_(seed) {
+  PortableFp8Session(CudaDevice& device, const WeightShape& shape, uint64_t seed, BLayout layout)
+      : device_(device), shape_(shape), seed_(seed), layout_(layout) {
     const int64_t kblocks = synthetic::blocks(shape.k), nblocks = synthetic::blocks(shape.n);
     const cudaStream_t stream = device.stream();
     b_ = DeviceBuffer<uint8_t>(std::size_t(shape.n * shape.k));
     b_scales_ = DeviceBuffer<float>(std::size_t(nblocks * kblocks));
     fill_fp8_codes(b_.data(), seed, synthetic::b_codes, 1, shape.n, shape.k, stream);
+    if (layout == BLayout::mfma_preshuffled) {
+      DeviceBuffer<uint8_t> shuffled(std::size_t(mfma_b::shuffled_bytes(shape.n, shape.k)));
+      portable::launch_preshuffle_b(b_.data(), shuffled.data(), shape.n, shape.k, stream);
+      CUDA_CHECK(cudaStreamSynchronize(stream));  // the row-major codes are freed next
+      b_ = std::move(shuffled);
+    }
     fill_b_scales(b_scales_.data(), seed, 1, shape.n, shape.k, ScaleStrides{nblocks * kblocks, kblocks, 1}, stream);
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
@@ -65,22 +79,21 @@ class PortableFp8Session final : public GemmSession {
 
   std::unique_ptr<PreparedGemm> prepare(int64_t m, uint64_t seed) override {
     const ReferenceProblem problem{OperandFormat::fp8_blockscale, GemmShape{m, shape_.n, shape_.k, 1}, seed, seed_};
-    return std::make_unique<PortableFp8Prepared>(device_, problem, b_.data(), b_scales_.data());
+    return std::make_unique<PortableFp8Prepared>(device_, problem, b_.data(), b_scales_.data(), layout_);
   }
 
  private:
   CudaDevice& device_;
   WeightShape shape_;
   uint64_t seed_;
+  BLayout layout_;
   DeviceBuffer<uint8_t> b_;
   DeviceBuffer<float> b_scales_;
 };
 
-}  // namespace
-
-KernelEntry portable_fp8_blockscale_entry() {
+KernelEntry portable_entry(const std::string& name, BLayout layout) {
   KernelEntry entry;
-  entry.name = "portable_fp8_blockscale";
+  entry.name = name;
   entry.backend = BackendKind::cuda;
   entry.dtype = "fp8";
   entry.formats = "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales (row-major), C bf16";
@@ -93,12 +106,26 @@ KernelEntry portable_fp8_blockscale_entry() {
   entry.tile_for = [](const GemmShape&) {
     return std::vector<int>{portable::kPortableTile, portable::kPortableTile, 1};
   };
-  entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
+  entry.open = [name, layout](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     if (auto reason = portable::portable_fp8_blockscale_unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}))
-      throw UserError("portable_fp8_blockscale cannot run N=" + std::to_string(shape.n) + " K=" +
-                      std::to_string(shape.k) + ": " + *reason + "; pick another kernel for this shape");
-    return std::make_unique<PortableFp8Session>(as_cuda_device(device), shape, seed);
+      throw UserError(name + " cannot run N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k) + ": " +
+                      *reason + "; pick another kernel for this shape");
+    return std::make_unique<PortableFp8Session>(as_cuda_device(device), shape, seed, layout);
   };
+  return entry;
+}
+
+}  // namespace
+
+KernelEntry portable_fp8_blockscale_entry() { return portable_entry("portable_fp8_blockscale", BLayout::row_major); }
+
+KernelEntry portable_fp8_blockscale_bpreshuffle_entry() {
+  KernelEntry entry = portable_entry("portable_fp8_blockscale_bpreshuffle", BLayout::mfma_preshuffled);
+  entry.formats = "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales, B pre-shuffled for the 32x32x16 FP8 MFMA "
+                  "(4 KB tiles of 32 columns x 128 K), C bf16";
+  entry.description =
+      "ours, one source for nvcc and hipcc: portable_fp8_blockscale reading B in the MFMA pre-shuffled layout of "
+      "hip_fp8_blockscale_bpreshuffle (checks the shuffle on NVIDIA GPUs; not a fast kernel)";
   return entry;
 }
 

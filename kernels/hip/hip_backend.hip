@@ -8,7 +8,13 @@
 
 namespace shapescope::kernels {
 
-void register_hip_kernels() { register_kernel(rocm::hip_fp8_blockscale_entry()); }
+void register_hip_kernels() {
+  register_kernel(rocm::hip_fp8_blockscale_entry());
+  register_kernel(rocm::hip_fp8_blockscale_bpreshuffle_entry());
+#if SHAPESCOPE_HAVE_HIPBLASLT
+  register_kernel(rocm::hipblaslt_bf16_entry());
+#endif
+}
 
 bool hip_backend_compiled() { return true; }
 

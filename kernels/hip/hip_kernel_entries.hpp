@@ -5,6 +5,10 @@
 
 namespace shapescope::kernels::rocm {
 
-KernelEntry hip_fp8_blockscale_entry();  // hip_fp8_blockscale.hip
+KernelEntry hip_fp8_blockscale_entry();              // hip_fp8_blockscale.hip
+KernelEntry hip_fp8_blockscale_bpreshuffle_entry();  // hip_fp8_blockscale.hip
+#if SHAPESCOPE_HAVE_HIPBLASLT
+KernelEntry hipblaslt_bf16_entry();                  // hipblaslt/hipblaslt_bf16.hip, built when hipBLASLt is found
+#endif
 
 }  // namespace shapescope::kernels::rocm

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "kernels/fp8_e4m3.hpp"
 #include "kernels/hip/hip_buffer.hpp"
 #include "kernels/hip/hip_check.hpp"
 #include "kernels/synthetic_operands.hpp"
@@ -16,11 +15,15 @@ unsigned grid_for(int64_t count) {  // grid-stride loops keep the grid small for
   return unsigned(std::clamp<int64_t>((count + kThreads - 1) / kThreads, 1, 65535));
 }
 
-__global__ void fill_codes_kernel(uint8_t* codes, uint64_t seed, uint64_t stream_id, int64_t count, bool as_fnuz) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
-    const uint8_t code = synthetic::fp8_code(seed, stream_id, uint64_t(i));
-    codes[i] = as_fnuz ? e4m3_code_as_fnuz(code) : code;
-  }
+__global__ void fill_codes_kernel(uint8_t* codes, uint64_t seed, uint64_t stream_id, int64_t count,
+                                  Fp8MatrixFormat format) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
+    codes[i] = matrix_code(format, synthetic::fp8_code(seed, stream_id, uint64_t(i)));
+}
+
+__global__ void fill_bf16_kernel(uint16_t* values, uint64_t seed, uint64_t stream_id, int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
+    values[i] = synthetic::bf16_value(seed, stream_id, uint64_t(i));
 }
 
 // Scales in their logical order (the flat index is the logical one for both operands).
@@ -35,28 +38,37 @@ __global__ void gather_kernel(const uint16_t* output, int64_t n, const OutputInd
     gathered[i] = output[indices[i].row * n + indices[i].col];
 }
 
-void fill_scales(float* scales, uint64_t seed, uint64_t stream_id, int64_t count, bool as_fnuz, hipStream_t stream) {
+void fill_scales(float* scales, uint64_t seed, uint64_t stream_id, int64_t count, Fp8MatrixFormat format,
+                 hipStream_t stream) {
   if (count == 0) return;
-  fill_scales_kernel<<<grid_for(count), kThreads, 0, stream>>>(scales, seed, stream_id, count, as_fnuz ? 2.0f : 1.0f);
+  fill_scales_kernel<<<grid_for(count), kThreads, 0, stream>>>(scales, seed, stream_id, count,
+                                                               matrix_scale_factor(format));
   HIP_CHECK(hipGetLastError());
 }
 
 }  // namespace
 
-void fill_fp8_codes(uint8_t* codes, uint64_t seed, uint64_t stream_id, int64_t rows, int64_t k, bool as_fnuz,
+void fill_fp8_codes(uint8_t* codes, uint64_t seed, uint64_t stream_id, int64_t rows, int64_t k, Fp8MatrixFormat format,
                     hipStream_t stream) {
   const int64_t count = rows * k;
   if (count == 0) return;
-  fill_codes_kernel<<<grid_for(count), kThreads, 0, stream>>>(codes, seed, stream_id, count, as_fnuz);
+  fill_codes_kernel<<<grid_for(count), kThreads, 0, stream>>>(codes, seed, stream_id, count, format);
   HIP_CHECK(hipGetLastError());
 }
 
-void fill_a_scales(float* scales, uint64_t seed, int64_t m, int64_t k, bool as_fnuz, hipStream_t stream) {
-  fill_scales(scales, seed, synthetic::a_scales, m * synthetic::blocks(k), as_fnuz, stream);
+void fill_bf16_values(uint16_t* values, uint64_t seed, uint64_t stream_id, int64_t rows, int64_t k, hipStream_t stream) {
+  const int64_t count = rows * k;
+  if (count == 0) return;
+  fill_bf16_kernel<<<grid_for(count), kThreads, 0, stream>>>(values, seed, stream_id, count);
+  HIP_CHECK(hipGetLastError());
 }
 
-void fill_b_scales(float* scales, uint64_t seed, int64_t n, int64_t k, bool as_fnuz, hipStream_t stream) {
-  fill_scales(scales, seed, synthetic::b_scales, synthetic::blocks(n) * synthetic::blocks(k), as_fnuz, stream);
+void fill_a_scales(float* scales, uint64_t seed, int64_t m, int64_t k, Fp8MatrixFormat format, hipStream_t stream) {
+  fill_scales(scales, seed, synthetic::a_scales, m * synthetic::blocks(k), format, stream);
+}
+
+void fill_b_scales(float* scales, uint64_t seed, int64_t n, int64_t k, Fp8MatrixFormat format, hipStream_t stream) {
+  fill_scales(scales, seed, synthetic::b_scales, synthetic::blocks(n) * synthetic::blocks(k), format, stream);
 }
 
 void poison_bf16(uint16_t* output, int64_t count, hipStream_t stream) {

@@ -24,7 +24,15 @@ CheckResult HipPreparedGemm::check() {
 double HipPreparedGemm::min_bytes() const {
   const GemmShape& s = problem_.shape;
   const double m = double(s.m), n = double(s.n), k = double(s.k), kblocks = double(synthetic::blocks(s.k));
-  return m * k + m * kblocks * 4 + n * k + double(synthetic::blocks(s.n)) * kblocks * 4 + m * n * 2;
+  switch (problem_.format) {
+    case OperandFormat::fp8_blockscale:
+      return m * k + m * kblocks * 4 + n * k + double(synthetic::blocks(s.n)) * kblocks * 4 + m * n * 2;
+    case OperandFormat::bf16:
+      return (m * k + n * k + m * n) * 2;
+    case OperandFormat::a16w8_blockscale:
+      break;
+  }
+  throw std::logic_error("HipPreparedGemm::min_bytes: the HIP backend has no kernel of this operand format");
 }
 
 }  // namespace shapescope::kernels::rocm

@@ -1,6 +1,6 @@
 // The part every HIP PreparedGemm shares: the reference check (poison the bf16 output, run
 // once, gather a deterministic sample, compare with float64) and the fewest bytes a run moves
-// (FP8 block-scale operands: the only kind the HIP backend has).
+// (FP8 block-scale or bf16 operands, not batched: the kinds the HIP backend has).
 #pragma once
 
 #include "kernels/hip/hip_device.hpp"
