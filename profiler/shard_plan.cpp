@@ -14,9 +14,10 @@ namespace {
 // memory bandwidth, so a point's cost still grows with both its FLOPs and its bytes.
 constexpr double kFallbackTflops = 0.05;
 constexpr double kFallbackTbPerS = 0.02;
-// Per-point seconds outside the timed runs: the session-5 H200 sweep (4140 points, cudagraph preset) took
-// 26.2 s, 6.3 ms a point, of which the median overhead (wall - timed) is ~5 ms (19 ms before session 5).
-constexpr double kPointOverheadSeconds = 0.005;
+// Per-point seconds outside the timed runs: the session-6 H200 sweep (4140 points, cudagraph preset, every
+// kernel) took 14.3 s on one GPU with a median overhead (wall - timed) of 2.26 ms a point (session 5: ~5 ms,
+// before it 19 ms).
+constexpr double kPointOverheadSeconds = 0.0025;
 
 // Bytes per element of A and B for the kernel's dtype (the output is bf16).
 std::pair<double, double> operand_bytes(const std::string& dtype) {
