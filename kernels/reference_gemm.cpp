@@ -227,11 +227,12 @@ double dot(const double* a, const double* b, int64_t k) {
 // Runs work(begin, end) over [0, count) in blocks on a few host threads. The check's float64 sums took
 // 2.9 ms of a point's 4.9 ms median overhead on one thread of the H100's host (llama3_8b gate_up TP2,
 // K=4096); half the cores at most, as on a GPU the timing thread runs beside them.
+// Fewer than `min_items` items run on the calling thread: below that a thread costs more than its share.
 template <class Work>
-void in_parallel_blocks(size_t count, const Work& work) {
+void in_parallel_blocks(size_t count, const Work& work, size_t min_items = 64) {
   const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency() / 2, 1, 8);
   const size_t block = (count + threads - 1) / std::max<size_t>(threads, 1);
-  if (threads <= 1 || count < 64) {
+  if (threads <= 1 || count < min_items) {
     work(size_t(0), count);
     return;
   }
@@ -269,7 +270,20 @@ CheckResult compare_with_reference(const ReferenceProblem& problem, std::span<co
                           std::min(k, k0 + synthetic::kScaleBlock));
     }
   });
+  // The weight rows, fetched on all check threads: a file's first check decodes them all (512 rows of K=7168
+  // for a one-row M), and each is a K-long decode, worth a thread from two rows on.
   std::map<std::pair<int64_t, int64_t>, WeightRows::Row> b_rows;
+  for (size_t i = 0; i < count; ++i)
+    if (outputs_bf16[i] != kPoisonBf16) b_rows.try_emplace({indices[i].batch, indices[i].col});
+  std::vector<std::pair<const std::pair<int64_t, int64_t>, WeightRows::Row>*> b_entries;
+  for (auto& entry : b_rows) b_entries.push_back(&entry);
+  in_parallel_blocks(
+      b_entries.size(),
+      [&](size_t begin, size_t end) {
+        for (size_t e = begin; e < end; ++e)
+          b_entries[e]->second = weight_rows().row(problem, b_entries[e]->first.first, b_entries[e]->first.second);
+      },
+      2);
 
   CheckResult result;
   std::vector<const double*> a_of(count, nullptr), b_of(count, nullptr);  // null: unwritten
@@ -280,10 +294,8 @@ CheckResult compare_with_reference(const ReferenceProblem& problem, std::span<co
       ++result.unwritten;
       continue;
     }
-    auto [b, b_new] = b_rows.try_emplace({index.batch, index.col});
-    if (b_new) b->second = weight_rows().row(problem, index.batch, index.col);
     a_of[i] = a_values.data() + a_slot.at({index.batch, index.row}) * size_t(k);
-    b_of[i] = b->second->data();
+    b_of[i] = b_rows.at({index.batch, index.col})->data();
   }
   // K in chunks, so a chunk of every sampled row stays in cache while the elements sharing it are summed.
   constexpr int64_t kChunk = 256;
