@@ -8,11 +8,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "kernels/host_threads.hpp"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels {
@@ -224,23 +224,12 @@ double dot(const double* a, const double* b, int64_t k) {
 
 }  // namespace
 
-// Runs work(begin, end) over [0, count) in blocks on a few host threads. The check's float64 sums took
-// 2.9 ms of a point's 4.9 ms median overhead on one thread of the H100's host (llama3_8b gate_up TP2,
-// K=4096); half the cores at most, as on a GPU the timing thread runs beside them.
-// Fewer than `min_items` items run on the calling thread: below that a thread costs more than its share.
+// Runs work(begin, end) over [0, count) in blocks on the check's host threads. The check's float64 sums took
+// 2.9 ms of a point's 4.9 ms median overhead on one thread of the H100's host (llama3_8b gate_up TP2, K=4096).
+// Fewer than `min_items` items run on the calling thread: below that a block costs more than it saves.
 template <class Work>
 void in_parallel_blocks(size_t count, const Work& work, size_t min_items = 64) {
-  const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency() / 2, 1, 8);
-  const size_t block = (count + threads - 1) / std::max<size_t>(threads, 1);
-  if (threads <= 1 || count < min_items) {
-    work(size_t(0), count);
-    return;
-  }
-  std::vector<std::thread> helpers;
-  for (size_t begin = block; begin < count; begin += block)
-    helpers.emplace_back([&work, begin, end = std::min(count, begin + block)] { work(begin, end); });
-  work(size_t(0), std::min(count, block));
-  for (std::thread& helper : helpers) helper.join();
+  HostThreads::shared().run_blocks(count, work, min_items);
 }
 
 double relative_error(double diff_squares, double ref_squares) {
