@@ -171,10 +171,14 @@ namespace {
 // point's time). Held by shared_ptr so a row stays valid while another thread replaces the set; bounded.
 class WeightRows {
  public:
+  using Key = std::pair<int64_t, int64_t>;  // (batch, column)
   using Row = std::shared_ptr<const std::vector<double>>;
-  Row row(const ReferenceProblem& problem, int64_t batch, int64_t col) {
+  // Keeps `rows`' keys, fills in their rows: the kept ones under one lock, the others decoded on the check's
+  // threads (a file's first check decodes them all, 512 rows of K=7168 for a one-row M; each is K hashes).
+  void fill(const ReferenceProblem& problem, std::map<Key, Row>& rows) {
     const Identity identity{problem.format, problem.seed_b, problem.shape.n, problem.shape.k,
                             problem.shape.batch_count};
+    std::vector<std::pair<const Key, Row>*> missing;
     {
       const std::lock_guard<std::mutex> lock(mutex_);
       if (identity != identity_ || bytes_ > kMaxBytes) {
@@ -182,16 +186,29 @@ class WeightRows {
         bytes_ = 0;
         identity_ = identity;
       }
-      const auto found = rows_.find({batch, col});
-      if (found != rows_.end()) return found->second;
+      for (auto& entry : rows) {
+        const auto found = rows_.find(entry.first);
+        if (found != rows_.end()) {
+          entry.second = found->second;
+        } else {
+          missing.push_back(&entry);
+        }
+      }
     }
-    Row decoded = std::make_shared<const std::vector<double>>(dequantized_row(problem, false, batch, col));
+    HostThreads::shared().run_blocks(
+        missing.size(),
+        [&](size_t begin, size_t end) {
+          for (size_t i = begin; i < end; ++i)
+            missing[i]->second = std::make_shared<const std::vector<double>>(
+                dequantized_row(problem, false, missing[i]->first.first, missing[i]->first.second));
+        },
+        2);
     const std::lock_guard<std::mutex> lock(mutex_);
-    if (identity == identity_) {
-      rows_.emplace(std::pair{batch, col}, decoded);
-      bytes_ += decoded->size() * sizeof(double);
+    if (identity != identity_) return;
+    for (const auto* entry : missing) {
+      rows_.emplace(entry->first, entry->second);
+      bytes_ += entry->second->size() * sizeof(double);
     }
-    return decoded;
   }
 
  private:
@@ -199,7 +216,7 @@ class WeightRows {
   using Identity = std::tuple<OperandFormat, uint64_t, int64_t, int64_t, int64_t>;
   std::mutex mutex_;
   Identity identity_{};
-  std::map<std::pair<int64_t, int64_t>, Row> rows_;
+  std::map<Key, Row> rows_;
   std::size_t bytes_ = 0;
 };
 
@@ -259,20 +276,10 @@ CheckResult compare_with_reference(const ReferenceProblem& problem, std::span<co
                           std::min(k, k0 + synthetic::kScaleBlock));
     }
   });
-  // The weight rows, fetched on all check threads: a file's first check decodes them all (512 rows of K=7168
-  // for a one-row M), and each is a K-long decode, worth a thread from two rows on.
-  std::map<std::pair<int64_t, int64_t>, WeightRows::Row> b_rows;
+  std::map<WeightRows::Key, WeightRows::Row> b_rows;
   for (size_t i = 0; i < count; ++i)
     if (outputs_bf16[i] != kPoisonBf16) b_rows.try_emplace({indices[i].batch, indices[i].col});
-  std::vector<std::pair<const std::pair<int64_t, int64_t>, WeightRows::Row>*> b_entries;
-  for (auto& entry : b_rows) b_entries.push_back(&entry);
-  in_parallel_blocks(
-      b_entries.size(),
-      [&](size_t begin, size_t end) {
-        for (size_t e = begin; e < end; ++e)
-          b_entries[e]->second = weight_rows().row(problem, b_entries[e]->first.first, b_entries[e]->first.second);
-      },
-      2);
+  weight_rows().fill(problem, b_rows);
 
   CheckResult result;
   std::vector<const double*> a_of(count, nullptr), b_of(count, nullptr);  // null: unwritten
