@@ -37,12 +37,9 @@ TEST(OwnKernels, Fp8BlockscaleBpreshuffleMatchesReferenceOnDeepSeekAndQwen3) {
 // they accept: K and N off every alignment, partial scale blocks (and, pre-shuffled, partial 32-column
 // and 128-K tiles padded with zeros).
 void check_portable_kernel(const std::string& kernel_name, Device& device) {
-  check_fp8_kernel(kernel_name, device);
   const std::vector<WeightCase> unaligned = {{"unaligned", 200, 336, 1}, {"unaligned", 72, 100, 1},
                                              {"unaligned", 129, 257, 1}, {"one_column", 1, 7, 1}};
-  CheckTally tally;
-  check_shapes(kernel_name, device, unaligned, {1, 2, 63, 64, 65, 130}, tally);
-  std::printf("  %s unaligned: %d checks, worst rel_err %.3e\n", kernel_name.c_str(), tally.checked, tally.worst);
+  check_fp8_kernel_and_unaligned(kernel_name, device, unaligned, {1, 2, 63, 64, 65, 130});
 }
 
 // The HIP backend's portable path.

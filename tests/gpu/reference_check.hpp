@@ -104,4 +104,15 @@ inline void check_fp8_kernel(const std::string& kernel_name, Device& device) {
   std::printf("  %s: %d checks, worst rel_err %.3e\n", kernel_name.c_str(), tally.checked, tally.worst);
 }
 
+// The FP8 correctness set, then shapes only some kernels accept (`unaligned`: N and K off the tiles and scale
+// blocks), tallied apart.
+inline void check_fp8_kernel_and_unaligned(const std::string& kernel_name, Device& device,
+                                           const std::vector<WeightCase>& unaligned,
+                                           const std::vector<int64_t>& unaligned_ms) {
+  check_fp8_kernel(kernel_name, device);
+  CheckTally tally;
+  check_shapes(kernel_name, device, unaligned, unaligned_ms, tally);
+  std::printf("  %s unaligned: %d checks, worst rel_err %.3e\n", kernel_name.c_str(), tally.checked, tally.worst);
+}
+
 }  // namespace shapescope::kernels

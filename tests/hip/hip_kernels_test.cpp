@@ -35,10 +35,7 @@ const std::vector<WeightCase> kUnalignedShapes = {
 const std::vector<int64_t> kUnalignedMs = {1, 2, 31, 33, 63, 64, 65, 130};
 
 void check_hip_fp8_kernel(const std::string& kernel_name, Device& device) {
-  check_fp8_kernel(kernel_name, device);
-  CheckTally tally;
-  check_shapes(kernel_name, device, kUnalignedShapes, kUnalignedMs, tally);
-  std::printf("  %s unaligned: %d checks, worst rel_err %.3e\n", kernel_name.c_str(), tally.checked, tally.worst);
+  check_fp8_kernel_and_unaligned(kernel_name, device, kUnalignedShapes, kUnalignedMs);
 }
 
 TEST(HipKernels, Fp8BlockscaleMatchesReferenceOnDeepSeekQwen3AndUnalignedShapes) {
