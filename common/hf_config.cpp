@@ -1,5 +1,5 @@
 // Derives a model's linear layers from a Hugging Face config.json, with the same
-// layer names and TP rules as the catalog's JSON files (profiles/models/).
+// layer names and TP rules as the catalog's JSON files (models/).
 #include <algorithm>
 #include <fstream>
 #include <optional>
@@ -274,7 +274,7 @@ ModelSpec model_from_hf_config(const std::filesystem::path& config_json, const s
     record_layer_counts(deepseek_moe_layer_count(config, spec.num_hidden_layers), spec);
   } else {
     throw UserError(fmt::format("{}: model_type '{}' is not supported (supported: {}, {}, {}, {}); add the model as "
-                                "profiles/models/<name>.json instead",
+                                "models/<name>.json instead",
                                 config.path(), model_type, fmt::join(kLlamaStyle, ", "),
                                 fmt::join(kQwenMoeStyle, ", "), fmt::join(kLocalExpertsStyle, ", "),
                                 fmt::join(kDeepseekStyle, ", ")));

@@ -1,4 +1,4 @@
-// Model catalog file format (profiles/models/<name>.json; README.md there says the same):
+// Model catalog file format (models/<name>.json; README.md there says the same):
 //
 //   {
 //     "name": "llama3_8b",                 // must equal the file name without .json
@@ -324,7 +324,7 @@ int64_t layers_running(const ModelSpec& spec, const std::string& module) {
 ModelCatalog ModelCatalog::load(const std::filesystem::path& directory) {
   std::error_code error;
   if (!std::filesystem::is_directory(directory, error)) {
-    throw UserError(fmt::format("model catalog folder {} does not exist; point SHAPESCOPE_MODELS_DIR at profiles/models",
+    throw UserError(fmt::format("model catalog folder {} does not exist; point SHAPESCOPE_MODELS_DIR at the repository's models/ folder",
                                 directory.string()));
   }
   std::vector<std::filesystem::path> files;
@@ -349,17 +349,17 @@ ModelCatalog ModelCatalog::load_default() {
   std::vector<std::filesystem::path> candidates;
   const std::filesystem::path exe_directory = executable_directory();
   if (!exe_directory.empty()) {
-    candidates.push_back(exe_directory / "../../profiles/models");  // build/bin
-    candidates.push_back(exe_directory / "../profiles/models");
+    candidates.push_back(exe_directory / "../../models");  // build/bin
+    candidates.push_back(exe_directory / "../models");
   }
-  candidates.push_back(std::filesystem::path(SHAPESCOPE_SOURCE_DIR) / "profiles/models");
+  candidates.push_back(std::filesystem::path(SHAPESCOPE_SOURCE_DIR) / "models");
   std::error_code error;
   for (const auto& candidate : candidates) {
     if (std::filesystem::is_directory(candidate, error)) return load(candidate.lexically_normal());
   }
   std::vector<std::string> looked;
   for (const auto& candidate : candidates) looked.push_back(candidate.lexically_normal().string());
-  throw UserError(fmt::format("no model catalog found (looked in {}); set SHAPESCOPE_MODELS_DIR to profiles/models",
+  throw UserError(fmt::format("no model catalog found (looked in {}); set SHAPESCOPE_MODELS_DIR to the repository's models/ folder",
                               fmt::join(looked, ", ")));
 }
 

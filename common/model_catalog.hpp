@@ -1,4 +1,4 @@
-// The GEMM shapes of each model's linear layers (profiles/models/*.json) and
+// The GEMM shapes of each model's linear layers (models/*.json) and
 // how tensor parallelism splits them.
 #pragma once
 
@@ -68,7 +68,7 @@ class ModelCatalog {
  public:
   // Reads every *.json in `directory`; throws UserError on malformed files.
   static ModelCatalog load(const std::filesystem::path& directory);
-  // The catalog shipped in profiles/models, found relative to the executable or the source tree.
+  // The catalog shipped in models, found relative to the executable or the source tree.
   static ModelCatalog load_default();
 
   void add(ModelSpec spec);

@@ -14,7 +14,7 @@ png=0
 if [[ "${1:-}" == "--png" ]]; then png=1; shift; fi
 dirs=("$@")
 if [[ ${#dirs[@]} -eq 0 ]]; then
-  for dir in profiles/*/; do [[ "$dir" == profiles/models/ ]] || dirs+=("${dir%/}"); done
+  for dir in profiles/*/; do dirs+=("${dir%/}"); done
 fi
 [[ -x "$analyze" ]] || { echo "triage_reports: $analyze not built; run scripts/setup.sh" >&2; exit 1; }
 

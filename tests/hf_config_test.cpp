@@ -42,7 +42,7 @@ class HfConfigMatchesCatalog : public ::testing::TestWithParam<std::string> {};
 // routes to the same shapes.
 TEST_P(HfConfigMatchesCatalog, SameLayers) {
   const std::string model = GetParam();
-  const ModelCatalog catalog = ModelCatalog::load(SHAPESCOPE_SOURCE_DIR "/profiles/models");
+  const ModelCatalog catalog = ModelCatalog::load(SHAPESCOPE_SOURCE_DIR "/models");
   const ModelSpec derived = model_from_hf_config(kConfigs / (model + ".json"), model);
   EXPECT_EQ(derived.name, model);
   EXPECT_NE(derived.source.find(model + ".json"), std::string::npos) << derived.source;

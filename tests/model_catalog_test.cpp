@@ -20,7 +20,7 @@
 namespace shapescope {
 namespace {
 
-const std::filesystem::path kCatalogDir = SHAPESCOPE_SOURCE_DIR "/profiles/models";
+const std::filesystem::path kCatalogDir = SHAPESCOPE_SOURCE_DIR "/models";
 
 const ModelCatalog& catalog() {
   static const ModelCatalog loaded = ModelCatalog::load(kCatalogDir);

@@ -16,7 +16,7 @@
 namespace shapescope {
 namespace {
 
-const std::filesystem::path kCatalogDir = SHAPESCOPE_SOURCE_DIR "/profiles/models";
+const std::filesystem::path kCatalogDir = SHAPESCOPE_SOURCE_DIR "/models";
 const std::filesystem::path kConfigs = SHAPESCOPE_SOURCE_DIR "/tests/data/hf_configs";
 
 TEST(ModelLayerCounts, EveryCatalogModelStatesItsLayers) {

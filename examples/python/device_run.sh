@@ -13,7 +13,7 @@ mkdir -p "$P" "$OUT/logs"
 export LD_LIBRARY_PATH="$BUILD/lib:$BUILD/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONPATH="$REPO/python:$REPO/examples/python${PYTHONPATH:+:$PYTHONPATH}"
 export SHAPESCOPE_LIB="$BUILD/lib/libshapescope_c.so"
-export SHAPESCOPE_MODELS_DIR="$REPO/profiles/models"
+export SHAPESCOPE_MODELS_DIR="$REPO/models"
 PY=${PYTHON:-python3}
 PROFILE="$BUILD/bin/profile"
 QUICK=(--no-warm-up --max-seconds-per-point 0.3)
