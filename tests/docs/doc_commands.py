@@ -10,7 +10,8 @@ unmarked blocks that show a command beside its output. A block whose first line 
 
 Also checked: README.md is a landing page of at most 250 lines, and every relative link of these pages exists.
 
-Usage: doc_commands.py REPO_ROOT BIN_DIR WORK_DIR [--list]
+Usage: doc_commands.py REPO_ROOT BIN_DIR WORK_DIR [--list | --pages-only]
+    --list: print each block and whether it runs; --pages-only: check the pages and run nothing.
     BIN_DIR is the build's bin/ folder; the copy of the checkout in WORK_DIR sees it as build/bin.
 """
 import os
@@ -98,12 +99,13 @@ def copy_checkout(root, bin_dir, work):
 
 
 def main():
-    arguments = [argument for argument in sys.argv[1:] if argument != "--list"]
+    arguments = [argument for argument in sys.argv[1:] if argument not in ("--list", "--pages-only")]
     if len(arguments) != 3:
-        print("usage: doc_commands.py REPO_ROOT BIN_DIR WORK_DIR [--list]", file=sys.stderr)
+        print("usage: doc_commands.py REPO_ROOT BIN_DIR WORK_DIR [--list | --pages-only]", file=sys.stderr)
         return 2
     root, bin_dir, work = arguments
     listing = "--list" in sys.argv
+    pages_only = "--pages-only" in sys.argv
     failures = []
 
     with open(os.path.join(root, "README.md"), encoding="utf-8") as file:
@@ -132,7 +134,7 @@ def main():
             if kind is None:
                 runs.append((page, start, script))
 
-    if not listing:
+    if not listing and not pages_only:
         copy_checkout(root, bin_dir, work)
         for page, start, script in runs:
             began = time.monotonic()
