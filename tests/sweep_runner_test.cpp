@@ -455,7 +455,7 @@ TEST_F(SweepRunnerTest, CounterPassCollectsEveryGoodPointOnce) {
   }
 }
 
-// Issue 16: a cold count flushes and waits before EVERY pass, not once before the first, so
+// A cold count flushes and waits before EVERY pass, not once before the first, so
 // no pass starts with lines dirtied before it (the pass before, the traced run, operand fills)
 // and pays their write-back; a hot count leaves the cache as the previous run left it.
 std::vector<std::string> counter_pass_log(testing_fakes::DeviceScript& script, kernels::Device& device,
