@@ -96,10 +96,6 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
   for (std::size_t row = 0; row < table.rows.size(); ++row) {
     const std::string where = fmt::format("{}:{}", path, table.row_lines[row]);
     const ProfileRow parsed = parse_profile_row(table.header, table.rows[row], where);
-    if (parsed.status == kStatusThrottled && !(parsed.kernel_time_us > 0)) {
-      throw UserError(fmt::format("{}: kernel_time is {} on a measured (throttled) row; it must be positive", where,
-                                  parsed.kernel_time_us));
-    }
     // Grouped rows: one series per routing and layout family (masked slots may grow with M).
     const std::string routing = parsed.grouped ? parsed.grouped->routing : "";
     const std::string layout = parsed.grouped ? layout_family(parsed.grouped->layout) : "";

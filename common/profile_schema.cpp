@@ -196,9 +196,9 @@ ProfileRow parse_profile_row(const std::vector<std::string>& header, const std::
   }
 
   // Skipped or failed points may carry no time; a measured one must.
-  if (row.status == kStatusOk && !(std::isfinite(row.kernel_time_us) && row.kernel_time_us > 0)) {
-    throw UserError(fmt::format("{}: kernel_time is {} on a row with status ok; a measured time must be positive",
-                                where, row.kernel_time_us));
+  if (is_measured_status(row.status) && !(std::isfinite(row.kernel_time_us) && row.kernel_time_us > 0)) {
+    throw UserError(fmt::format("{}: kernel_time is {} on a row with status {}; a measured time must be positive",
+                                where, row.kernel_time_us, row.status));
   }
   if (row.batch <= 0) {
     throw UserError(fmt::format("{}: batch is {}; M must be positive", where, row.batch));

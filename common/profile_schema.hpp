@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace shapescope {
@@ -17,6 +18,9 @@ inline constexpr const char* kStatusSkippedOom = "skipped-oom";        // buffer
 inline constexpr const char* kStatusUnsupported = "unsupported";       // the kernel cannot run this shape
 inline constexpr const char* kStatusThrottled = "throttled";           // measured below the starting SM clock
 inline constexpr const char* kStatusNoRows = "no-rows";                // grouped: no token reached this GPU's experts
+// True when the row holds a measurement the analysis may use: ok, or throttled (measured, and flagged for
+// the clock it ran at). Every other status is a point skipped or failed.
+inline bool is_measured_status(std::string_view status) { return status == kStatusOk || status == kStatusThrottled; }
 // Profiles written before the timing column existed were timed this way.
 inline constexpr const char* kTimingEvents = "events";
 

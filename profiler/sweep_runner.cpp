@@ -30,8 +30,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-bool counts_as_ok(const ProfileRow& row) { return row.status == kStatusOk || row.status == kStatusThrottled; }
-
 }  // namespace
 
 FileSummary summarize_profile(const std::filesystem::path& csv, const std::vector<ProfileRow>& rows) {
@@ -40,7 +38,7 @@ FileSummary summarize_profile(const std::filesystem::path& csv, const std::vecto
   summary.points = int64_t(rows.size());
   bool first = true;
   for (const ProfileRow& row : rows) {
-    if (!counts_as_ok(row)) {
+    if (!is_measured_status(row.status)) {
       ++summary.failed;
       continue;
     }

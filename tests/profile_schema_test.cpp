@@ -147,6 +147,15 @@ TEST(ProfileSchema, RejectsBadRequiredValues) {
   expect_error({"batch", "flops", "utils"}, {"1", "1", "0.1"}, "missing column 'kernel_time'");
 }
 
+TEST(ProfileSchema, EveryMeasuredStatusNeedsATime) {
+  EXPECT_TRUE(is_measured_status(kStatusOk));
+  EXPECT_TRUE(is_measured_status(kStatusThrottled));
+  for (const char* status : {kStatusNumericalFail, kStatusError, kStatusSkippedOom, kStatusUnsupported, kStatusNoRows})
+    EXPECT_FALSE(is_measured_status(status)) << status;
+  const std::vector<std::string> header = {"batch", "kernel_time", "flops", "utils", "kernel_name", "status"};
+  expect_error(header, {"16", "0", "1", "0.1", "k", kStatusThrottled}, "kernel_time is 0 on a row with status throttled");
+}
+
 TEST(ProfileSchema, SkippedPointsMayHaveNoTime) {
   const std::vector<std::string> header = {"batch", "kernel_time", "flops", "utils", "kernel_name", "status", "note"};
   const ProfileRow row =
