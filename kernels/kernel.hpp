@@ -47,6 +47,10 @@ struct CheckResult {
   bool passed(double threshold) const { return unwritten == 0 && rel_err <= threshold && rel_err == rel_err; }
 };
 
+// The rel_err above which a kernel's output counts as wrong (status numerical_fail), unless a caller sets
+// its own threshold.
+inline constexpr double kCheckThreshold = 1e-2;
+
 // One prepared problem: activations and output for one M, weights shared with the session.
 class PreparedGemm {
  public:
