@@ -67,6 +67,8 @@ SeriesPoint to_point(const ProfileRow& row, std::size_t line) {
   point.tflops = row.tflops;
   point.utils = row.utils;
   point.kernel_name = row.kernel_name;
+  if (row.tile_m > 0 && row.tile_n > 0) point.tile = TileShape{row.tile_m, row.tile_n};
+  if (row.split_k > 0) point.split_k = row.split_k;
   point.stddev_us = row.time_us_stddev;
   point.ci95_us = row.ci95_us;
   point.passes = row.passes;

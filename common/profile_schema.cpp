@@ -38,7 +38,11 @@ const std::vector<Column<ProfileRow>>& row_columns() {
       // Extensions: readers treat them as optional.
       {"ci95_us", &R::ci95_us}, {"passes", &R::passes}, {"sm_clock_mhz", &R::sm_clock_mhz},
       {"sm_clock_end_mhz", &R::sm_clock_end_mhz}, {"temperature_c", &R::temperature_c}, {"power_w", &R::power_w},
-      {"timing", &R::timing}, {"operand_sets", &R::operand_sets}, {"launched", &R::launched}, {"note", &R::note},
+      {"timing", &R::timing}, {"operand_sets", &R::operand_sets}, {"launched", &R::launched},
+      // The kernel's launch configuration.
+      {"tile_m", &R::tile_m}, {"tile_n", &R::tile_n}, {"cluster_m", &R::cluster_m}, {"cluster_n", &R::cluster_n},
+      {"cluster_k", &R::cluster_k}, {"split_k", &R::split_k},
+      {"note", &R::note},
   };
   return columns;
 }

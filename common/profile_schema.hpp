@@ -48,6 +48,11 @@ struct ProfileRow {
   std::string timing = kTimingEvents;  // events | graph | kernel (kernels::TimingMode)
   int64_t operand_sets = 1;      // distinct operand copies a graph replay rotates over
   std::string launched;          // kernel timing: every kernel a run launched ("a; b")
+  // The kernel's launch configuration for this shape (kernels::KernelConfig); 0: not recorded, as in
+  // profiles written before these columns and rows of kernels that do not say.
+  int64_t tile_m = 0, tile_n = 0;
+  int64_t cluster_m = 0, cluster_n = 0, cluster_k = 0;
+  int64_t split_k = 0;
   std::string note;              // why a point was skipped or failed
   // Grouped GEMM columns (MoE experts, `profile --module experts`): present in grouped profiles only.
   // batch (= m) is then the batch's tokens; flops and utils count the useful rows only.

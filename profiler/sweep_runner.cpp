@@ -239,6 +239,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         row.batch_count = problem.batch_count;
         const kernels::GemmShape shape{m, problem.n, problem.k, problem.batch_count};
         const auto unsupported = kernel.unsupported_reason ? kernel.unsupported_reason(shape) : std::nullopt;
+        if (!unsupported && kernel.config_for) record_config(row, kernel.config_for(shape));
         if (!record_unmeasured(row, unsupported, sessions != nullptr, open_error)) {
           phases = measure_point(device, *sessions, plan, row);
           if (phases) sidecar.timing.timed_s += (*phases)[PointPhase::timed];

@@ -89,7 +89,7 @@ KernelEntry cpu_bf16_entry() {
   entry.describe_config = [](const GemmShape& shape) {
     return fmt::format("{} tiles of M{}xN{}, full K={}", blocks(shape.n) * shape.batch_count, shape.m, kTileN, shape.k);
   };
-  entry.tile_for = [](const GemmShape& shape) { return std::vector<int>{int(shape.m), int(kTileN), 1}; };
+  entry.config_for = [](const GemmShape& shape) { return KernelConfig::plain_tile(int(shape.m), int(kTileN)); };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     return std::make_unique<Bf16Session>(shape, seed, device.info().multiprocessors);
   };

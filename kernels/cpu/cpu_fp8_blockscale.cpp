@@ -104,7 +104,7 @@ KernelEntry cpu_fp8_blockscale_entry() {
     return fmt::format("{} tiles of M{}xN128, {} K blocks of 128", blocks(shape.n) * shape.batch_count, shape.m,
                        blocks(shape.k));
   };
-  entry.tile_for = [](const GemmShape& shape) { return std::vector<int>{int(shape.m), int(kScaleBlock), 1}; };
+  entry.config_for = [](const GemmShape& shape) { return KernelConfig::plain_tile(int(shape.m), int(kScaleBlock)); };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     return std::make_unique<Fp8Session>(shape, seed, device.info().multiprocessors);
   };

@@ -99,7 +99,7 @@ void register_cublaslt_bf16() {
     return query_cublaslt_algorithm([&](cublasLtHandle_t handle) { return make_cublaslt_bf16_matmul(handle, shape); });
   };
   entry.describe_config = [query](const GemmShape& shape) { return describe_query(query(shape)); };
-  entry.tile_for = [query](const GemmShape& shape) { return tile_of_query(query(shape)); };
+  entry.config_for = [query](const GemmShape& shape) { return config_of_query(query(shape)); };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     return std::make_unique<Bf16Session>(as_cuda_device(device), shape, seed);
   };

@@ -138,7 +138,7 @@ void register_cublaslt_fp8_blockscale() {
     });
   };
   entry.describe_config = [query](const GemmShape& shape) { return describe_query(query(shape)); };
-  entry.tile_for = [query](const GemmShape& shape) { return tile_of_query(query(shape)); };
+  entry.config_for = [query](const GemmShape& shape) { return config_of_query(query(shape)); };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) {
     return open_cublaslt_fp8_blockscale(device, shape, seed);
   };

@@ -39,10 +39,9 @@ std::string describe_query(const CublasLtQuery& query) {
   return query.algorithm->describe();
 }
 
-std::vector<int> tile_of_query(const CublasLtQuery& query) {
-  if (!query.algorithm || query.algorithm->tile_rows == 0) return {};
-  // cuBLASLt's tile covers rows of its D (our N) by columns of its D (our M).
-  return {query.algorithm->tile_cols, query.algorithm->tile_rows, query.algorithm->split_k};
+KernelConfig config_of_query(const CublasLtQuery& query) {
+  if (!query.algorithm) return {};
+  return query.algorithm->config();
 }
 
 }  // namespace shapescope::kernels::cuda

@@ -22,7 +22,7 @@ CublasLtQuery query_cublaslt_algorithm(
     const std::function<std::unique_ptr<CublasLtMatmul>(cublasLtHandle_t)>& make_matmul);
 
 std::string describe_query(const CublasLtQuery& query);
-// {tile_m, tile_n, split_k} in our row-major terms, or empty when unknown.
-std::vector<int> tile_of_query(const CublasLtQuery& query);
+// The picked algorithm's configuration in our row-major terms; all 0 when no algorithm was picked.
+KernelConfig config_of_query(const CublasLtQuery& query);
 
 }  // namespace shapescope::kernels::cuda
