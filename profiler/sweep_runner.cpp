@@ -54,8 +54,9 @@ FileSummary summarize_profile(const std::filesystem::path& csv, const std::vecto
 // interrupted. Nothing is left to measure, so only that flag is set right.
 void mark_sidecar_complete(const std::filesystem::path& csv) {
   std::optional<nlohmann::json> sidecar = read_sidecar(csv);
-  if (!sidecar || !sidecar->contains("sweep") || !(*sidecar)["sweep"].is_object()) return;
-  nlohmann::json& interrupted = (*sidecar)["sweep"]["interrupted"];
+  using namespace sidecar_key;
+  if (!sidecar || !sidecar->contains(kSweep) || !(*sidecar)[kSweep].is_object()) return;
+  nlohmann::json& interrupted = (*sidecar)[kSweep][kInterrupted];
   if (interrupted == false) return;
   interrupted = false;
   write_file_atomically(sidecar_path(csv), json_text(*sidecar, 2));
