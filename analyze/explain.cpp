@@ -8,6 +8,7 @@
 
 #include "analyze/counter_evidence.hpp"
 #include "common/device_peaks.hpp"
+#include "common/enum_names.hpp"
 
 namespace shapescope::analyze {
 
@@ -123,27 +124,18 @@ CauseCheck noise(const SeriesPoint& here, const SeriesPoint& reference, double r
 
 }  // namespace
 
-std::string to_string(CauseKind kind) {
-  switch (kind) {
-    case CauseKind::kernel_switch:
-      return "kernel switch";
-    case CauseKind::wave_quantization:
-      return "wave quantization";
-    case CauseKind::noise:
-      return "noise";
-    case CauseKind::throttling:
-      return "throttling";
-    case CauseKind::extra_kernel:
-      return "extra kernel";
-    case CauseKind::dram_traffic:
-      return "DRAM traffic";
-    case CauseKind::idle_sms:
-      return "idle SMs";
-    case CauseKind::occupancy_drop:
-      return "occupancy drop";
-  }
-  return "unknown";
-}
+constexpr EnumName<CauseKind> kCauseKindNames[] = {
+    {CauseKind::kernel_switch, "kernel switch"},
+    {CauseKind::wave_quantization, "wave quantization"},
+    {CauseKind::noise, "noise"},
+    {CauseKind::throttling, "throttling"},
+    {CauseKind::extra_kernel, "extra kernel"},
+    {CauseKind::dram_traffic, "DRAM traffic"},
+    {CauseKind::idle_sms, "idle SMs"},
+    {CauseKind::occupancy_drop, "occupancy drop"},
+};
+
+std::string to_string(CauseKind kind) { return name_of(kCauseKindNames, kind); }
 
 std::string Explanation::summary() const {
   if (causes.empty()) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/enum_names.hpp"
 #include "common/user_error.hpp"
 #include "kernels/synthetic_operands.hpp"
 
@@ -26,7 +27,12 @@ std::vector<GroupedKernelEntry>& registry() {
 
 }  // namespace
 
-std::string to_string(GroupLayout layout) { return layout == GroupLayout::contiguous ? "contiguous" : "masked"; }
+constexpr EnumName<GroupLayout> kGroupLayoutNames[] = {
+    {GroupLayout::contiguous, "contiguous"},
+    {GroupLayout::masked, "masked"},
+};
+
+std::string to_string(GroupLayout layout) { return name_of(kGroupLayoutNames, layout); }
 
 int64_t GroupedShape::active_groups() const {
   return std::count_if(rows.begin(), rows.end(), [](int64_t r) { return r > 0; });

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/enum_names.hpp"
 #include "common/user_error.hpp"
 #include "kernels/kernel.hpp"
 
@@ -15,17 +16,13 @@ std::vector<KernelEntry>& registry() {
 }
 }  // namespace
 
-std::string to_string(BackendKind kind) {
-  switch (kind) {
-    case BackendKind::cpu:
-      return "cpu";
-    case BackendKind::cuda:
-      return "cuda";
-    case BackendKind::hip:
-      return "hip";
-  }
-  return "unknown";
-}
+constexpr EnumName<BackendKind> kBackendNames[] = {
+    {BackendKind::cpu, "cpu"},
+    {BackendKind::cuda, "cuda"},
+    {BackendKind::hip, "hip"},
+};
+
+std::string to_string(BackendKind kind) { return name_of(kBackendNames, kind); }
 
 const std::vector<KernelEntry>& kernel_registry() { return registry(); }
 

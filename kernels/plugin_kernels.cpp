@@ -216,7 +216,6 @@ PluginScaleLayout plugin_b_scale_layout(const WeightShape& shape, uint32_t flags
 }
 
 int64_t plugin_a_element_bytes(OperandFormat format) { return format == OperandFormat::fp8_blockscale ? 1 : 2; }
-int64_t plugin_b_element_bytes(OperandFormat format) { return format == OperandFormat::bf16 ? 2 : 1; }
 
 std::size_t plugin_activation_bytes(const WeightShape& shape, OperandFormat format, int64_t m) {
   return std::size_t(shape.batch_count * (m * shape.k * plugin_a_element_bytes(format) +
