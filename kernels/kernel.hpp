@@ -212,6 +212,7 @@ struct KernelEntry {
 const std::vector<KernelEntry>& kernel_registry();
 // Throws UserError listing the valid names when `name` is unknown.
 const KernelEntry& find_kernel(const std::string& name);
+// Registering a name again replaces its entry, so backends' register_*() calls are idempotent.
 void register_kernel(KernelEntry entry);
 
 // Backend registration hooks (explicit, so static libraries keep them).
