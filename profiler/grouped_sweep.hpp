@@ -43,7 +43,7 @@ struct GroupedSweepPlan {
   uint64_t seed = 1;                 // weights and routing popularity; each M's tokens and activations derive from it
   PeakMode peak_mode = PeakMode::datasheet;
   double peak_override_tflops = 0;
-  double check_threshold = 1e-2;
+  double check_threshold = kernels::kCheckThreshold;
   std::string command_line;
   bool progress = false;
   bool steady_warm_up = true;

@@ -32,7 +32,7 @@ struct SweepPlan {
   uint64_t seed = 1;                 // weights; each M's activations derive from it
   PeakMode peak_mode = PeakMode::datasheet;
   double peak_override_tflops = 0;
-  double check_threshold = 1e-2;     // rel_err above it: numerical_fail
+  double check_threshold = kernels::kCheckThreshold;  // rel_err above it: numerical_fail
   std::string command_line;
   bool progress = false;
   int repeat = 1;                    // --repeat: passes over the M list, each in its own shuffled order
