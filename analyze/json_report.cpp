@@ -1,5 +1,6 @@
 #include "analyze/json_report.hpp"
 
+#include "analyze/unmeasured_m.hpp"
 #include "common/plan_report.hpp"
 
 namespace shapescope::analyze {
@@ -104,6 +105,7 @@ json series_json(const SeriesAnalysis& analysis) {
           {"batch_count", series.batch_count},
           {"peak_tflops", series.peak_tflops},
           {"points", series.points.size()},
+          {"unmeasured", unmeasured_json(unmeasured_m(series))},
           {"excluded", excluded},
           {"duplicates", duplicates},
           {"anomalies", anomalies},

@@ -1,5 +1,6 @@
 // shapescope's own profiles (common/profile_schema.hpp), with the JSON sidecar
 // the profiler writes beside each CSV (same stem, .json) when it is there.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -38,6 +39,24 @@ const json* member(const json& node, const char* section, const char* key) {
   return inner.contains(key) ? &inner[key] : nullptr;
 }
 
+// An adaptive search's grid: m_search {"mode": "adaptive", "grid": [[first, last, step], ...]}; empty otherwise.
+std::vector<int64_t> adaptive_grid(const json& sidecar) {
+  const json* runs = member(sidecar, "m_search", "grid");
+  const json* mode = member(sidecar, "m_search", "mode");
+  if (!runs || !runs->is_array() || !mode || *mode != "adaptive") return {};
+  std::vector<int64_t> grid;
+  for (const json& run : *runs) {
+    if (!run.is_array() || run.size() != 3 || !run[0].is_number_integer() || !run[1].is_number_integer() ||
+        !run[2].is_number_integer() || run[2].get<int64_t>() < 1)
+      throw UserError(fmt::format("sidecar m_search.grid: {} is not [first, last, step]; fix or delete the sidecar",
+                                  run.dump()));
+    for (int64_t m = run[0].get<int64_t>(); m <= run[1].get<int64_t>(); m += run[2].get<int64_t>()) grid.push_back(m);
+  }
+  std::sort(grid.begin(), grid.end());
+  grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
+  return grid;
+}
+
 // The profiler's layout (profiler/sidecar.cpp): device.{name, multiprocessors},
 // problem.{model, module, tp, grouped}. Absent or mistyped keys leave the fields unknown.
 void describe_from_sidecar(Series& series, const json& sidecar) {
@@ -52,6 +71,7 @@ void describe_from_sidecar(Series& series, const json& sidecar) {
     series.multiprocessors = sms->get<int>();
   }
   if (const json* tp = member(sidecar, "problem", "tp"); tp && tp->is_number_integer()) series.tp = tp->get<int>();
+  series.m_grid = adaptive_grid(sidecar);
 }
 
 // "contiguous:128" stays; masked slots keep their size only when it is the same at every M,
@@ -73,6 +93,7 @@ SeriesPoint to_point(const ProfileRow& row, std::size_t line) {
   if (row.passes > 1) point.fastest_pass_us = row.time_us_min;
   point.status = row.status;
   point.throttled = row.status == kStatusThrottled;
+  point.sm_clock_mhz = row.sm_clock_end_mhz > 0 ? std::min(row.sm_clock_mhz, row.sm_clock_end_mhz) : row.sm_clock_mhz;
   point.line = line;
   if (row.grouped) {
     point.executed_utils = row.grouped->executed_utils;
