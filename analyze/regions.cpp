@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "analyze/order_statistics.hpp"
+
 namespace shapescope::analyze {
 
 namespace {
@@ -62,13 +64,6 @@ Signature signature_of(const Series& series, const Explanation& explanation, std
     }
   }
   return {};
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
 }
 
 // The measured time of `m` in `series`, or nullopt.
@@ -331,7 +326,8 @@ std::vector<Region> find_regions(const SeriesAnalysis& analysis, const RegionInp
 std::string describe_range(const Region& region) {
   const std::string range =
       region.first_m == region.last_m ? fmt::format("M {}", region.first_m) : fmt::format("M {}–{}", region.first_m, region.last_m);
-  return fmt::format("{} ({} anomalies among {} measured M)", range, region.findings.size(), region.measured);
+  return fmt::format("{} ({} anomal{} among {} measured M)", range, region.findings.size(),
+                     region.findings.size() == 1 ? "y" : "ies", region.measured);
 }
 
 std::string describe_drop(const Region& region) {
