@@ -39,6 +39,9 @@ const json* member(const json& node, const char* section, const char* key) {
   return inner.contains(key) ? &inner[key] : nullptr;
 }
 
+// More M than any sweep plans: a grid beyond this is a damaged sidecar.
+constexpr int64_t kMaxGridPoints = 10'000'000;
+
 // An adaptive search's grid: m_search {"mode": "adaptive", "grid": [[first, last, step], ...]}; empty otherwise.
 std::vector<int64_t> adaptive_grid(const json& sidecar) {
   const json* runs = member(sidecar, "m_search", "grid");
@@ -50,7 +53,11 @@ std::vector<int64_t> adaptive_grid(const json& sidecar) {
         !run[2].is_number_integer() || run[2].get<int64_t>() < 1)
       throw UserError(fmt::format("sidecar m_search.grid: {} is not [first, last, step]; fix or delete the sidecar",
                                   run.dump()));
-    for (int64_t m = run[0].get<int64_t>(); m <= run[1].get<int64_t>(); m += run[2].get<int64_t>()) grid.push_back(m);
+    const int64_t first = run[0].get<int64_t>(), last = run[1].get<int64_t>(), step = run[2].get<int64_t>();
+    if (first < 1 || last < first || (last - first) / step >= kMaxGridPoints)
+      throw UserError(fmt::format("sidecar m_search.grid: {} is no grid of 1 to {} positive M; fix or delete the sidecar",
+                                  run.dump(), kMaxGridPoints));
+    for (int64_t m = first; m <= last; m += step) grid.push_back(m);
   }
   std::sort(grid.begin(), grid.end());
   grid.erase(std::unique(grid.begin(), grid.end()), grid.end());

@@ -2,6 +2,7 @@
 #include <set>
 #include <tuple>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "analyze/series.hpp"
@@ -186,8 +187,10 @@ TEST(Readers, AnAdaptiveSidecarNamesTheGridAndTheUnmeasuredM) {
   const UnmeasuredM unmeasured = unmeasured_m(series);
   EXPECT_EQ(unmeasured.count, 3u) << "48, 80 and 112; 64 has a row (skipped)";
   EXPECT_EQ(describe_unmeasured(unmeasured, 5), "3 of 7 grid M not measured (3 ranges: 48, 80, 112)");
-  dir.write("adaptive.json", R"({"m_search": {"mode": "adaptive", "grid": [[16, 64]]}})");
-  EXPECT_THROW(read_series_file(file.string(), {}), UserError);
+  for (const char* damaged : {"[[16, 64]]", "[[64, 16, 16]]", "[[1, 9000000000000000000, 1]]"}) {
+    dir.write("adaptive.json", fmt::format(R"({{"m_search": {{"mode": "adaptive", "grid": {}}}}})", damaged));
+    EXPECT_THROW(read_series_file(file.string(), {}), UserError) << damaged;
+  }
   dir.write("adaptive.json", R"({"m_search": {"mode": "grid", "grid": [[16, 64, 16]]}})");
   EXPECT_TRUE(read_series_file(file.string(), {}).at(0).m_grid.empty());
 }
