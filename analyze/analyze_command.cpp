@@ -8,6 +8,8 @@
 
 #include "analyze/json_report.hpp"
 #include "analyze/layout_plans.hpp"
+#include "analyze/profile_counters.hpp"
+#include "analyze/regions.hpp"
 #include "analyze/study_outputs.hpp"
 #include "analyze/terminal_summary.hpp"
 #include "common/atomic_file.hpp"
@@ -34,6 +36,20 @@ void check_numeric_options(const AnalyzeRequest& request) {
   require_number("--peak-tflops", peak, peak >= 0 && peak <= 1e6, "from 0 (the file's peak) to 1e6 TFLOP/s");
 }
 
+std::vector<Region> regions_of(const SeriesAnalysis& analysis, const std::vector<Series>& all, const MWeights& weights,
+                               const AnalyzeRequest& request) {
+  RegionInputs inputs;
+  inputs.weights = &weights;
+  inputs.split_ratio = request.analysis.split.split_ratio;
+  for (const Series& other : all) inputs.other_kernels.push_back(&other);
+  CountersByM counters;
+  if (request.explain_with_counters) {
+    counters = counters_beside(analysis.series->source);
+    inputs.counters = &counters;
+  }
+  return find_regions(analysis, inputs);
+}
+
 int run_analyze(const AnalyzeRequest& request, std::ostream& out) {
   check_numeric_options(request);
   if (request.inputs.empty() && request.compare.empty()) {
@@ -57,8 +73,10 @@ int run_analyze(const AnalyzeRequest& request, std::ostream& out) {
     const SeriesAnalysis analysis = analyze_series(series, request.analysis, weights);
     // Written before the summary is printed: a folder that cannot be written is then the only output.
     const auto written = write_study_outputs(analysis, request.out_dir, request.analysis.check_split);
-    print_series_summary(out, analysis, request.analysis, request.top_n);
+    const std::vector<Region> regions = regions_of(analysis, all, weights, request);
+    print_series_summary(out, analysis, request.analysis, request.top_n, regions);
     nlohmann::json series_report = series_json(analysis);
+    series_report["regions"] = regions_json(regions, analysis);
     if (series.grouped && request.analysis.check_split) {
       const std::vector<LayoutPlan> plans = find_layout_plans(analysis, all, request.analysis.split.split_ratio);
       print_layout_plans(out, analysis, plans, request.top_n);

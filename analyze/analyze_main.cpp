@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   app.add_option("--explain", triage.explain_top,
                  "anomalies per profile (worst drops first) printed with their causes; 0: none")
       ->capture_default_str();
-  app.add_flag("--explain-with-counters", triage.explain_with_counters,
+  app.add_flag("--explain-with-counters", request.explain_with_counters,
                "explain anomalies with the hardware counters profile --counters wrote beside each profile "
                "(<csv>.counters.csv): extra kernels, DRAM traffic, idle SMs, occupancy");
   app.add_option("--verify-results", triage.verify_results_path,

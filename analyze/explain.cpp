@@ -26,22 +26,6 @@ std::string short_kernel_name(const std::string& name) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-struct Waves {
-  int64_t tiles = 0;
-  int64_t ctas = 0;       // tiles × split-K
-  int64_t waves = 0;
-  double efficiency = 0;  // CTAs / (waves × SMs): how full the waves are
-};
-
-Waves waves_of(int64_t m, int64_t n, TileShape tile, int64_t split_k, int sms) {
-  Waves waves;
-  waves.tiles = ceil_div(m, tile.m) * ceil_div(n, tile.n);
-  waves.ctas = waves.tiles * split_k;
-  waves.waves = ceil_div(waves.ctas, sms);
-  waves.efficiency = static_cast<double>(waves.ctas) / static_cast<double>(waves.waves * sms);
-  return waves;
-}
-
 // The tile a point ran: the profile's columns, else parsed from the kernel name (profiles of other tools and
 // shapescope profiles written before the columns).
 std::optional<TileShape> tile_of(const SeriesPoint& point) {
@@ -86,28 +70,32 @@ CauseCheck wave_quantization(const Series& series, std::size_t index, const Seri
   // The reference's own tile and split, else this M's.
   const std::optional<TileShape> reference_tile = tile_of(reference);
   const int64_t reference_split = reference_tile ? reference.split_k : here.split_k;
-  const Waves now = waves_of(here.m, series.n, *tile, here.split_k, sms);
-  const Waves before = waves_of(reference.m, series.n, reference_tile.value_or(*tile), reference_split, sms);
+  const int64_t batch = series.batch_count;
+  const Waves now = waves_of(here.m, series.n, *tile, sms, batch, here.split_k);
+  const Waves before = waves_of(reference.m, series.n, reference_tile.value_or(*tile), sms, batch, reference_split);
   // A wave boundary crossed since the previous measured M (with this M's tile).
-  const bool crossed =
-      index > 0 && waves_of(series.points[index - 1].m, series.n, *tile, here.split_k, sms).waves < now.waves;
+  const bool crossed = index > 0 &&
+                       waves_of(series.points[index - 1].m, series.n, *tile, sms, batch, here.split_k).waves < now.waves;
   const double mfu_ratio = reference.utils > 0 ? here.utils / reference.utils : 1;
   const double wave_ratio = now.efficiency / before.efficiency;
-  // Emptier waves must account for at least half the MFU lost; one more wave on
-  // top of hundreds is real but explains nothing.
-  const bool accounts = wave_ratio < 1 && (1 - wave_ratio) >= 0.5 * (1 - mfu_ratio);
+  const double area_ratio = now.area_used / before.area_used;
+  // Emptier waves, or tiles whose last row or column holds little output, must account for
+  // at least half the MFU lost; one more wave on top of hundreds is real but explains nothing.
+  const auto accounts_for = [&](double ratio) { return ratio < 1 && (1 - ratio) >= 0.5 * (1 - mfu_ratio); };
+  const bool accounts = accounts_for(wave_ratio) || accounts_for(area_ratio);
   if (!accounts) {
     return {std::nullopt, fmt::format("waves {:.0f}% full vs {:.0f}% at M={}", 100 * now.efficiency,
                                       100 * before.efficiency, reference.m)};
   }
   return {Cause{CauseKind::wave_quantization,
                fmt::format("{}x{} tiles: ⌈{}/{}⌉·⌈{}/{}⌉ = {} tiles{} on {} SMs = {} wave(s), {:.0f}% full{} "
-                           "(M={}: {} tiles{}, {} wave(s), {:.0f}% full)",
+                           "(M={}: {} tiles{}, {} wave(s), {:.0f}% full); {:.0f}% of the tiles' area holds output "
+                           "vs {:.0f}%",
                            tile->m, tile->n, here.m, tile->m, series.n, tile->n, now.tiles,
                            split_text(now, here.split_k), sms, now.waves, 100 * now.efficiency,
                            crossed ? "; a wave boundary falls just below this M" : "", reference.m, before.tiles,
-                           split_text(before, reference_split), before.waves,
-                           100 * before.efficiency)},
+                           split_text(before, reference_split), before.waves, 100 * before.efficiency,
+                           100 * now.area_used, 100 * before.area_used)},
           ""};
 }
 
@@ -120,6 +108,24 @@ CauseCheck noise(const SeriesPoint& here, const SeriesPoint& reference, double r
   return {Cause{CauseKind::noise, fmt::format("drop {:.1f}% is within the combined 95% spread ±{:.1f}% of M={} and M={}",
                                              100 * drop, 100 * combined, here.m, reference.m)},
           ""};
+}
+
+// Measured off the steady clock (the profiler's flag), or at an SM clock lower than the
+// reference's by enough to account for at least half the MFU lost.
+CauseCheck throttling(const SeriesPoint& here, const SeriesPoint& reference, double reference_utils) {
+  if (here.throttled) return {Cause{CauseKind::throttling, fmt::format("M={} was measured below the steady SM clock", here.m)}, ""};
+  if (here.sm_clock_mhz <= 0 || reference.sm_clock_mhz <= 0) return {std::nullopt, "not flagged as throttled"};
+  const double clock_ratio = here.sm_clock_mhz / reference.sm_clock_mhz;
+  const double drop = reference_utils > 0 ? 1 - here.utils / reference_utils : 0;
+  if (clock_ratio < 1 && 1 - clock_ratio >= 0.5 * drop) {
+    return {Cause{CauseKind::throttling, fmt::format("SM clock {:.0f} MHz at M={} vs {:.0f} MHz at M={}: {:.1f}% "
+                                                     "slower, {:.1f}% of the MFU lost",
+                                                     here.sm_clock_mhz, here.m, reference.sm_clock_mhz, reference.m,
+                                                     100 * (1 - clock_ratio), 100 * drop)},
+            ""};
+  }
+  return {std::nullopt, fmt::format("not flagged as throttled, SM clock {:.0f} vs {:.0f} MHz at M={}", here.sm_clock_mhz,
+                                    reference.sm_clock_mhz, reference.m)};
 }
 
 }  // namespace
@@ -152,6 +158,8 @@ std::optional<TileShape> tile_from_kernel_name(const std::string& kernel_name) {
   // Tokens between separators; a tile token is digits joined by 'x' (AITER asm adds a mangling 'E').
   static const std::regex token_pattern(R"([A-Za-z0-9]+)");
   static const std::regex dims_pattern(R"(^(\d+(?:x\d+)+)E?$)");
+  // CUTLASS-style shape tokens, as shapescope's own kernels name their CTA tile: "m128n256k128".
+  static const std::regex mnk_pattern(R"(^m(\d{1,6})n(\d{1,6})k\d+(?:x\d+)?$)");
   std::optional<TileShape> pair;
   std::string previous;
   // shapescope's cuBLASLt description ("cublasLt algo=66 tile=128x64 …") names the tile in
@@ -161,6 +169,10 @@ std::optional<TileShape> tile_from_kernel_name(const std::string& kernel_name) {
        it != std::sregex_iterator(); ++it) {
     const std::string token = it->str();
     std::smatch match;
+    if (std::regex_match(token, match, mnk_pattern)) {
+      const TileShape tile{std::stoll(match[1].str()), std::stoll(match[2].str())};
+      if (tile.m > 0 && tile.n > 0) return tile;
+    }
     if (std::regex_match(token, match, dims_pattern)) {
       std::vector<int64_t> dims;
       const std::string digits = match[1].str();
@@ -185,6 +197,18 @@ std::optional<TileShape> tile_from_kernel_name(const std::string& kernel_name) {
   return pair;
 }
 
+Waves waves_of(int64_t m, int64_t n, TileShape tile, int sms, int64_t batch, int64_t split_k) {
+  Waves waves;
+  waves.tiles = ceil_div(m, tile.m) * ceil_div(n, tile.n) * batch;
+  waves.ctas = waves.tiles * split_k;
+  waves.waves = ceil_div(waves.ctas, sms);
+  const double capacity = static_cast<double>(waves.waves * sms);
+  waves.efficiency = static_cast<double>(waves.ctas) / capacity;
+  waves.area_used = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(batch) *
+                    static_cast<double>(split_k) / (capacity * static_cast<double>(tile.m) * static_cast<double>(tile.n));
+  return waves;
+}
+
 int multiprocessor_count(const Series& series) {
   if (series.multiprocessors > 0) return series.multiprocessors;
   if (const auto peak = find_device_peak(series.device)) return peak->multiprocessors;
@@ -198,18 +222,13 @@ Explanation explain_anomaly(const Series& series, const Anomaly& anomaly, const 
   const SeriesPoint& here = series.points[anomaly.index];
   const SeriesPoint& reference = series.points[anomaly.reference_index];
   for (const CauseCheck& check : {kernel_switch(here, reference), wave_quantization(series, anomaly.index, reference),
-                                  noise(here, reference, anomaly.reference_utils)}) {
+                                  noise(here, reference, anomaly.reference_utils),
+                                  throttling(here, reference, anomaly.reference_utils)}) {
     if (check.cause) {
       explanation.causes.push_back(*check.cause);
     } else {
       explanation.ruled_out.push_back(check.why_not);
     }
-  }
-  if (here.throttled) {
-    explanation.causes.push_back({CauseKind::throttling, fmt::format("M={} was measured below the steady SM clock",
-                                                                     here.m)});
-  } else {
-    explanation.ruled_out.push_back("not flagged as throttled");
   }
   if (counters) {
     const auto at_here = counters->find(here.m), at_reference = counters->find(reference.m);

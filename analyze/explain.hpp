@@ -2,14 +2,16 @@
 // the evidence, so a reviewer can check the claim:
 //  - kernel switch: the library ran a different kernel here than at the
 //    reference (the best smaller M the rule compared against);
-//  - wave quantization: the output tiles ⌈M/tm⌉·⌈N/tn⌉ fill the waves of SMs
-//    worse here than at the reference, by enough to account for at least half
+//  - wave quantization: the output tiles ⌈M/tm⌉·⌈N/tn⌉ (× the batch) fill the
+//    waves of SMs worse here than at the reference, or hold less output (a tile
+//    row just begun is mostly padding), by enough to account for at least half
 //    the MFU drop (the evidence says when a wave boundary falls just below this
 //    M); tile and split-K from the profile's columns (the kernel name for profiles
 //    without them), SMs from the series (sidecar, AITER cu_num) or the device table;
 //  - noise: the drop lies within the measured spread of the two points
 //    (stddev or ci95 columns): the anomaly may not reproduce;
-//  - throttling: the point was measured off the steady SM clock;
+//  - throttling: the point was measured off the steady SM clock, or at an SM clock
+//    lower than the reference's by enough to account for at least half the drop;
 //  - with hardware counters of both points (`profile --counters`): an extra kernel,
 //    DRAM traffic, idle SMs, an occupancy drop (analyze/counter_evidence.hpp).
 // An anomaly with none of these says so.
@@ -58,8 +60,21 @@ struct Explanation {
 // "cublasLt algo=… tile=RxC …" (R x C are rows x columns of cuBLASLt's D, our N x M, so read
 // transposed), CK "…_256x128x128x128_…"
 // (block size, then M×N×K per block), CK-tile "…_cktile_32x128x128_…", AITER asm
-// "…_BpreShuffle_96x128E". nullopt when the name carries no tile.
+// "…_BpreShuffle_96x128E", CUTLASS-style tokens as in shapescope's own "…/ws_m128n256k128_…". nullopt when the name carries no tile.
 std::optional<TileShape> tile_from_kernel_name(const std::string& kernel_name);
+
+// How one M's output tiles ⌈M/tm⌉·⌈N/tn⌉ (× the batch, each tile split along K into split_k CTAs) fill the
+// waves of `sms` SMs.
+struct Waves {
+  int64_t tiles = 0;
+  int64_t ctas = 0;       // tiles × split-K
+  int64_t waves = 0;
+  double efficiency = 0;  // CTAs / (waves × SMs): how full the waves are
+  // M·N·batch over the area of the waves' CTA slots: the waves' fill times the part of the last tile row and
+  // column that holds output (a tile row 1 of 64 rows full uses 1/64 of it).
+  double area_used = 0;
+};
+Waves waves_of(int64_t m, int64_t n, TileShape tile, int sms, int64_t batch = 1, int64_t split_k = 1);
 
 // SM / CU count: the series' own, else the device table's; 0 when unknown.
 int multiprocessor_count(const Series& series);

@@ -1,5 +1,6 @@
 #include "analyze/json_report.hpp"
 
+#include "analyze/unmeasured_m.hpp"
 #include "common/enum_names.hpp"
 #include "common/plan_report.hpp"
 
@@ -101,6 +102,7 @@ json series_json(const SeriesAnalysis& analysis) {
           {"batch_count", series.batch_count},
           {"peak_tflops", series.peak_tflops},
           {"points", series.points.size()},
+          {"unmeasured", unmeasured_json(unmeasured_m(series))},
           {"excluded", excluded},
           {"duplicates", duplicates},
           {"anomalies", anomalies},

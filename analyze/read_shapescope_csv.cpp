@@ -1,5 +1,6 @@
 // shapescope's own profiles (common/profile_schema.hpp), with the JSON sidecar
 // the profiler writes beside each CSV (same stem, .json) when it is there.
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -16,6 +17,40 @@
 namespace shapescope::analyze {
 
 namespace {
+
+using nlohmann::json;
+
+// node[section][key] when both levels exist, else nullptr.
+const json* member(const json& node, const char* section, const char* key) {
+  if (!node.is_object() || !node.contains(section) || !node[section].is_object()) return nullptr;
+  const json& inner = node[section];
+  return inner.contains(key) ? &inner[key] : nullptr;
+}
+
+// More M than any sweep plans: a grid beyond this is a damaged sidecar.
+constexpr int64_t kMaxGridPoints = 10'000'000;
+
+// An adaptive search's grid: m_search {"mode": "adaptive", "grid": [[first, last, step], ...]}; empty otherwise.
+std::vector<int64_t> adaptive_grid(const json& sidecar) {
+  const json* runs = member(sidecar, "m_search", "grid");
+  const json* mode = member(sidecar, "m_search", "mode");
+  if (!runs || !runs->is_array() || !mode || *mode != "adaptive") return {};
+  std::vector<int64_t> grid;
+  for (const json& run : *runs) {
+    if (!run.is_array() || run.size() != 3 || !run[0].is_number_integer() || !run[1].is_number_integer() ||
+        !run[2].is_number_integer() || run[2].get<int64_t>() < 1)
+      throw UserError(fmt::format("sidecar m_search.grid: {} is not [first, last, step]; fix or delete the sidecar",
+                                  run.dump()));
+    const int64_t first = run[0].get<int64_t>(), last = run[1].get<int64_t>(), step = run[2].get<int64_t>();
+    if (first < 1 || last < first || (last - first) / step >= kMaxGridPoints)
+      throw UserError(fmt::format("sidecar m_search.grid: {} is no grid of 1 to {} positive M; fix or delete the sidecar",
+                                  run.dump(), kMaxGridPoints));
+    for (int64_t m = first; m <= last; m += step) grid.push_back(m);
+  }
+  std::sort(grid.begin(), grid.end());
+  grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
+  return grid;
+}
 
 // What the sidecar says of the series (common/sidecar_schema.hpp); what it does not say stays unknown.
 void describe_from_sidecar(Series& series, const Sidecar& sidecar) {
@@ -47,6 +82,7 @@ SeriesPoint to_point(const ProfileRow& row, std::size_t line) {
   if (row.passes > 1) point.fastest_pass_us = row.time_us_min;
   point.status = row.status;
   point.throttled = row.status == kStatusThrottled;
+  point.sm_clock_mhz = row.sm_clock_end_mhz > 0 ? std::min(row.sm_clock_mhz, row.sm_clock_end_mhz) : row.sm_clock_mhz;
   point.line = line;
   if (row.grouped) {
     point.executed_utils = row.grouped->executed_utils;
@@ -62,7 +98,11 @@ SeriesPoint to_point(const ProfileRow& row, std::size_t line) {
 std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::string& path, const ReadOptions& options) {
   const std::string stem = std::filesystem::path(path).stem().string();
   std::optional<Sidecar> sidecar;
-  if (const std::optional<nlohmann::json> json = read_sidecar(path)) sidecar = parse_sidecar(*json);
+  std::vector<int64_t> m_grid;
+  if (const std::optional<nlohmann::json> content = read_sidecar(path)) {
+    sidecar = parse_sidecar(*content);
+    m_grid = adaptive_grid(*content);
+  }
   // One profile file is one (kernel, shape); a concatenated file still splits cleanly.
   using Key = std::tuple<std::string, std::string, std::string, int64_t, int64_t, int64_t, std::string, std::string,
                          std::string>;
@@ -93,6 +133,7 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
         series.grouped = GroupedSeriesInfo{routing, layout, parsed.grouped->ep, parsed.grouped->groups};
       }
       if (sidecar) describe_from_sidecar(series, *sidecar);
+      series.m_grid = m_grid;
       if (series.multiprocessors == 0) {
         if (const auto peak = find_device_peak(series.device)) series.multiprocessors = peak->multiprocessors;
       }

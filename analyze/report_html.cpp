@@ -47,6 +47,13 @@ std::string series_section(const SeriesTriage& triage, const TriageReport& repor
                                  100 * triage.analysis->recoverable.fraction());
   if (triage.analysis->findings.empty()) return html + "<p>No anomalies.</p>\n";
   std::size_t left_out = 0;
+  html += "<table class=\"regions\">\n" + header_row({"M range", "drop", "cause", "remedy", "time lost"});
+  for (const RegionRow& row : region_rows(triage, report.row_limit, left_out)) {
+    html += "<tr>" + cell(row.range) + cell(row.drop, true) + cell(row.cause) + cell(row.remedy) + cell(row.lost, true) +
+            "</tr>\n";
+  }
+  html += "</table>\n";
+  if (left_out > 0) html += fmt::format("<p class=\"note\">{} smaller regions not listed.</p>\n", left_out);
   const std::vector<AnomalyRow> rows = anomaly_rows(triage, report.verify, report.row_limit, left_out);
   html += "<table class=\"anomalies\">\n" +
           header_row({"M", "MFU", "reference MFU (M)", "drop", "causes", "best plan", "verified on the GPU"});

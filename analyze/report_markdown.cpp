@@ -47,6 +47,13 @@ std::string render_markdown_report(const TriageReport& report) {
                         100 * triage.analysis->recoverable.fraction());
     if (triage.analysis->findings.empty()) continue;
     std::size_t left_out = 0;
+    text += "Regions (consecutive anomalies with one cause; largest time lost first):\n\n";
+    text += table_header({"M range", "drop", "cause", "remedy", "time lost"});
+    for (const RegionRow& row : region_rows(triage, report.row_limit, left_out)) {
+      text += table_row({row.range, row.drop, row.cause, row.remedy, row.lost});
+    }
+    if (left_out > 0) text += fmt::format("\n{} smaller regions not listed.\n", left_out);
+    text += "\nEvery anomaly:\n\n";
     text += table_header({"M", "MFU", "reference MFU (M)", "drop", "causes", "best plan", "verified"});
     for (const AnomalyRow& row : anomaly_rows(triage, report.verify, report.row_limit, left_out)) {
       text += table_row({row.m, row.mfu, row.reference, row.drop, row.causes, row.plan, row.verified});

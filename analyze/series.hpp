@@ -28,6 +28,7 @@ struct SeriesPoint {
   int64_t passes = 1;      // sweeps this row aggregates (profile --repeat)
   double fastest_pass_us = 0;  // passes > 1: the fastest pass's median time (time_us_min), else 0
   bool throttled = false;
+  double sm_clock_mhz = 0;  // the lower of the SM clocks at the point's start and end; 0 when unknown
   std::string status = "ok";
   std::string note;        // why an excluded point was set aside, when the status alone does not say
   std::size_t line = 0;    // source line, for messages
@@ -65,6 +66,9 @@ struct Series {
   int64_t n = 0, k = 0, batch_count = 1;  // 0 when unknown (study files carry them in the name)
   double peak_tflops = 0;
   std::string timing;        // shapescope's timing mode (events | graph | kernel); "" when the source does not say
+  // The grid an adaptive M search chose its M from (sidecar m_search.grid), ascending; empty when
+  // the profile names none (a grid sweep measures all of its M). analyze/unmeasured_m.hpp.
+  std::vector<int64_t> m_grid;
   std::vector<SeriesPoint> points;   // status ok (or throttled), sorted by m, unique m
   std::vector<SeriesPoint> excluded; // failed, skipped or implausible: listed, never planned with
   std::vector<DuplicateM> duplicates;

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "analyze/unmeasured_m.hpp"
+
 namespace shapescope::analyze {
 
 namespace {
@@ -44,6 +46,20 @@ void print_grouped_line(std::ostream& out, const Series& series) {
              100 * median(sol), useful + padded > 0 ? 100.0 * double(padded) / double(useful + padded) : 0.0);
 }
 
+void print_regions(std::ostream& out, const std::vector<Region>& regions, const SeriesAnalysis& analysis,
+                   std::size_t top_n) {
+  std::size_t supported = 0;
+  for (const Region& region : regions) supported += region.supported_members;
+  fmt::print(out, "  regions: {} ({} of {} anomalies where a region's cause holds; largest time lost first{}):\n",
+             regions.size(), supported, analysis.findings.size(), analysis.recoverable.weighted ? ", M-weighted" : "");
+  for (std::size_t i = 0; i < regions.size() && i < top_n; ++i) {
+    const Region& region = regions[i];
+    fmt::print(out, "  {:>3}. {}: {}\n       cause: {}\n       remedy: {}\n", i + 1, describe_range(region),
+               describe_drop(region), describe_cause(region), describe_remedy(region));
+  }
+  if (regions.size() > top_n) fmt::print(out, "       ({} smaller regions not listed)\n", regions.size() - top_n);
+}
+
 }  // namespace
 
 void print_layout_plans(std::ostream& out, const SeriesAnalysis& analysis, const std::vector<LayoutPlan>& plans,
@@ -64,12 +80,16 @@ void print_layout_plans(std::ostream& out, const SeriesAnalysis& analysis, const
 }
 
 void print_series_summary(std::ostream& out, const SeriesAnalysis& analysis, const AnalysisOptions& options,
-                          std::size_t top_n) {
+                          std::size_t top_n, const std::vector<Region>& regions) {
   const Series& series = *analysis.series;
   fmt::print(out, "{} [{}{}{}]\n", series.name, series.format, series.device.empty() ? "" : ", " + series.device,
              series.n > 0 ? fmt::format(", N={} K={}", series.n, series.k) : "");
   fmt::print(out, "  {} points, {} excluded (failed/skipped/implausible), {} duplicate M resolved\n",
              series.points.size(), series.excluded.size(), series.duplicates.size());
+  if (!series.m_grid.empty()) {
+    fmt::print(out, "  adaptive M search: {}; anomalies are judged against measured M only\n",
+               describe_unmeasured(unmeasured_m(series), top_n));
+  }
   if (series.grouped) print_grouped_line(out, series);
   if (!series.excluded.empty()) {
     std::string listed;
@@ -113,6 +133,7 @@ void print_series_summary(std::ostream& out, const SeriesAnalysis& analysis, con
                recoverable.weighted ? "weighted by the M histogram" : "uniform over the sweep");
   }
   if (analysis.findings.empty() || top_n == 0) return;
+  print_regions(out, regions, analysis, top_n);
   std::vector<const Finding*> worst;
   for (const Finding& finding : analysis.findings) worst.push_back(&finding);
   std::stable_sort(worst.begin(), worst.end(),

@@ -10,6 +10,7 @@
 #include "analyze/explain.hpp"
 #include "analyze/pass_agreement.hpp"
 #include "analyze/plot_svg.hpp"
+#include "analyze/profile_counters.hpp"
 #include "analyze/read_multipass_csv.hpp"
 #include "analyze/report_html.hpp"
 #include "analyze/report_markdown.hpp"
@@ -47,16 +48,6 @@ void print_causes(std::ostream& out, const SeriesTriage& triage, std::size_t top
   }
 }
 
-// The counters file beside a profile (profile --counters); a missing one is an error the user can fix.
-std::filesystem::path required_counters_file(const std::string& profile) {
-  const std::filesystem::path path = counters_path(profile);
-  if (!std::filesystem::exists(path))
-    throw UserError(fmt::format("--explain-with-counters: no counters beside {} (expected {}); run profile "
-                                "--counters on its anomaly M values, or drop the option",
-                                profile, path.string()));
-  return path;
-}
-
 void write_text(const std::string& path, const std::string& text, std::ostream& out) {
   write_file_atomically(path, text);
   fmt::print(out, "wrote {}\n", path);
@@ -71,7 +62,7 @@ void check_before_work(const AnalyzeRequest& request, const TriageRequest& triag
                                      std::pair{triage.dispatch_path, "--dispatch"}}) {
     if (!path.empty()) ensure_writable_file(path, option);
   }
-  if (triage.explain_with_counters)
+  if (request.explain_with_counters)
     for (const std::string& input : request.inputs) required_counters_file(input);
 }
 
@@ -103,13 +94,14 @@ int run_triage(const AnalyzeRequest& request, const TriageRequest& triage, std::
   report.rule = rule;
   report.row_limit = std::max<std::size_t>(request.top_n, 1) * 5;
   std::vector<CountersByM> counters;  // one per series when --explain-with-counters, read before any analysis
-  if (triage.explain_with_counters)
-    for (const Series& series : all_series) counters.push_back(read_counters_file(required_counters_file(series.source)));
+  if (request.explain_with_counters)
+    for (const Series& series : all_series) counters.push_back(counters_beside(series.source));
   for (const Series& series : all_series) analyses.push_back(analyze_series(series, request.analysis, weights));
   for (std::size_t i = 0; i < analyses.size(); ++i) {
     const SeriesAnalysis& analysis = analyses[i];
     report.series.push_back(
-        {&analysis, explain_anomalies(*analysis.series, anomalies_of(analysis), counters.empty() ? nullptr : &counters[i])});
+        {&analysis, explain_anomalies(*analysis.series, anomalies_of(analysis), counters.empty() ? nullptr : &counters[i]),
+         regions_of(analysis, all_series, weights, request)});
     print_causes(out, report.series.back(), triage.explain_top);
   }
 

@@ -20,7 +20,6 @@ struct TriageRequest {
   std::string dispatch_path;           // JSON, docs/dispatch_schema.md
   std::string verify_results_path;     // profile --verify-plans output, shown in the report
   std::size_t explain_top = 10;        // anomalies per series whose causes are printed
-  bool explain_with_counters = false;  // also read `<csv>.counters.csv` (profile --counters) as evidence
   // Whether run_triage has anything to do for `request` (causes are printed for any profile).
   bool any(const AnalyzeRequest& request) const;
 };

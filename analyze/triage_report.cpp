@@ -16,6 +16,17 @@ std::string describe_plan(const Finding& finding) {
   return fmt::format("{} {} → {:.1f} µs (−{:.1f}%)", to_string(plan.kind), parts, plan.predicted_us, 100 * plan.gain);
 }
 
+std::vector<RegionRow> region_rows(const SeriesTriage& triage, std::size_t row_limit, std::size_t& left_out) {
+  left_out = triage.regions.size() > row_limit ? triage.regions.size() - row_limit : 0;
+  std::vector<RegionRow> rows;
+  for (std::size_t i = 0; i < triage.regions.size() && i < row_limit; ++i) {
+    const Region& region = triage.regions[i];
+    rows.push_back({describe_range(region), describe_drop(region), describe_cause(region), describe_remedy(region),
+                    fmt::format("{:.1f} µs", region.lost_us)});
+  }
+  return rows;
+}
+
 std::vector<AnomalyRow> anomaly_rows(const SeriesTriage& triage, const std::optional<VerifyResults>& verify,
                                      std::size_t row_limit, std::size_t& left_out) {
   const std::vector<Finding>& findings = triage.analysis->findings;

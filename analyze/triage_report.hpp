@@ -9,6 +9,7 @@
 #include "analyze/analysis.hpp"
 #include "analyze/compare.hpp"
 #include "analyze/explain.hpp"
+#include "analyze/regions.hpp"
 #include "analyze/stability.hpp"
 #include "common/verify_results.hpp"
 
@@ -17,6 +18,7 @@ namespace shapescope::analyze {
 struct SeriesTriage {
   const SeriesAnalysis* analysis = nullptr;  // must outlive the report
   std::vector<Explanation> explanations;     // parallel to analysis->findings
+  std::vector<Region> regions;               // sorted by impact
 };
 
 struct TriageReport {
@@ -35,6 +37,14 @@ struct TriageReport {
 struct AnomalyRow {
   std::string m, mfu, reference, drop, causes, plan, verified;
 };
+
+// One row of a series' region table, already formatted.
+struct RegionRow {
+  std::string range, drop, cause, remedy, lost;
+};
+
+// The first `row_limit` regions (largest impact first) and how many were left out.
+std::vector<RegionRow> region_rows(const SeriesTriage& triage, std::size_t row_limit, std::size_t& left_out);
 
 // The worst `row_limit` findings of one series (largest drop first) and how many were left out.
 std::vector<AnomalyRow> anomaly_rows(const SeriesTriage& triage, const std::optional<VerifyResults>& verify,

@@ -18,6 +18,7 @@
 #include "analyze/json_report.hpp"
 #include "analyze/plot_svg.hpp"
 #include "analyze/read_multipass_csv.hpp"
+#include "analyze/regions.hpp"
 #include "analyze/report_html.hpp"
 #include "analyze/report_markdown.hpp"
 #include "analyze/stability.hpp"
@@ -68,7 +69,11 @@ void render_everything(const std::vector<Series>& all, const testing::ScratchDir
       low_utils_csv(analysis);
       split_gemm_csv(analysis);
       json_text(series_json(analysis), 2);
-      report.series.push_back({&analysis, explain_anomalies(*analysis.series, anomalies_of(analysis))});
+      RegionInputs region_inputs;
+      for (const Series& other : all) region_inputs.other_kernels.push_back(&other);
+      const std::vector<Region> regions = find_regions(analysis, region_inputs);
+      json_text(regions_json(regions, analysis), 2);
+      report.series.push_back({&analysis, explain_anomalies(*analysis.series, anomalies_of(analysis)), regions});
       plots.push_back(plot_series(analysis));
     }
     if (write_files && !analyses.empty()) write_study_outputs(analyses.front(), dir.path() / "out", true);

@@ -2,10 +2,12 @@
 #include <set>
 #include <tuple>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "analyze/series.hpp"
 #include "analyze/series_finalize.hpp"
+#include "analyze/unmeasured_m.hpp"
 #include "analyze_test_support.hpp"
 #include "common/csv.hpp"
 #include "common/profile_schema.hpp"
@@ -194,6 +196,25 @@ TEST(Readers, ShapescopeProfileSetsFailedRowsAsideAndReadsItsSidecar) {
   EXPECT_EQ(series.module, "o_proj");
   EXPECT_EQ(series.n, 4096);
   EXPECT_EQ(series.kernel, "fp8_blockscale");
+}
+
+TEST(Readers, AnAdaptiveSidecarNamesTheGridAndTheUnmeasuredM) {
+  ScratchDir dir;
+  const auto file = dir.write("adaptive.csv", profile_csv({profile_row(16, 10, kStatusOk), profile_row(32, 12, kStatusOk),
+                                                           profile_row(64, 0, kStatusSkippedOom),
+                                                           profile_row(96, 20, kStatusOk)}));
+  dir.write("adaptive.json", R"({"m_search": {"mode": "adaptive", "grid": [[16, 64, 16], [80, 112, 16]]}})");
+  const Series series = read_series_file(file.string(), {}).at(0);
+  EXPECT_EQ(series.m_grid, (std::vector<int64_t>{16, 32, 48, 64, 80, 96, 112}));
+  const UnmeasuredM unmeasured = unmeasured_m(series);
+  EXPECT_EQ(unmeasured.count, 3u) << "48, 80 and 112; 64 has a row (skipped)";
+  EXPECT_EQ(describe_unmeasured(unmeasured, 5), "3 of 7 grid M not measured (3 ranges: 48, 80, 112)");
+  for (const char* damaged : {"[[16, 64]]", "[[64, 16, 16]]", "[[1, 9000000000000000000, 1]]"}) {
+    dir.write("adaptive.json", fmt::format(R"({{"m_search": {{"mode": "adaptive", "grid": {}}}}})", damaged));
+    EXPECT_THROW(read_series_file(file.string(), {}), UserError) << damaged;
+  }
+  dir.write("adaptive.json", R"({"m_search": {"mode": "grid", "grid": [[16, 64, 16]]}})");
+  EXPECT_TRUE(read_series_file(file.string(), {}).at(0).m_grid.empty());
 }
 
 TEST(Readers, ImplausibleRowsAreExcludedWithANote) {

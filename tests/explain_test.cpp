@@ -31,6 +31,13 @@ TEST(Explain, ParsesTilesFromVendorKernelNames) {
   EXPECT_FALSE(tile_from_kernel_name("gemm_99999999999999999999999x128_nn"));
 }
 
+TEST(Explain, ParsesCutlassStyleTileTokens) {
+  EXPECT_EQ(tile_from_kernel_name("fp8_blockscale/ws_m128n256k128_kgroups1_s3_splitk1_grid112+pdl"),
+            (TileShape{128, 256}));
+  EXPECT_EQ(tile_from_kernel_name("a16w8_blockscale_batched/mma16816_m32n64k128x1_s4"), (TileShape{32, 64}));
+  EXPECT_FALSE(tile_from_kernel_name("fp8_blockscale"));
+}
+
 // A series on a 4-SM device, N = 128 with 64x64 tiles: 2 tile columns, so M up to 128
 // is one full wave of 4 tiles and M = 129 needs 6 tiles, a second wave half full.
 Series wave_series() {
@@ -126,6 +133,20 @@ TEST(Explain, NoiseAndThrottlingFromTheColumns) {
   ASSERT_EQ(explanation.causes.size(), 2u);
   EXPECT_EQ(explanation.causes[0].kind, CauseKind::noise);
   EXPECT_EQ(explanation.causes[1].kind, CauseKind::throttling);
+}
+
+TEST(Explain, ASlowerSmClockThatAccountsForTheDropIsThrottling) {
+  Series series = wave_series();
+  series.multiprocessors = 0;
+  for (SeriesPoint& point : series.points) point.sm_clock_mhz = 1980;
+  series.points[4].sm_clock_mhz = 1000;  // −49% clock against a −50% MFU drop
+  const Explanation explanation = explain_anomaly(series, anomaly_at_129(series));
+  ASSERT_EQ(explanation.causes.size(), 1u) << explanation.summary();
+  EXPECT_EQ(explanation.causes[0].kind, CauseKind::throttling);
+  EXPECT_NE(explanation.causes[0].evidence.find("SM clock 1000 MHz at M=129 vs 1980 MHz at M=128"), std::string::npos)
+      << explanation.causes[0].evidence;
+  series.points[4].sm_clock_mhz = 1900;  // −4% of the clock cannot explain −50%
+  EXPECT_FALSE(explain_anomaly(series, anomaly_at_129(series)).explained());
 }
 
 TEST(Explain, UnsupportedAnomalySaysSo) {

@@ -1,5 +1,6 @@
 // The triage outputs checked by structure: the SVG plot, the HTML and Markdown
 // reports, the dispatch table and the verify-results reader.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -10,6 +11,7 @@
 #include "analyze/explain.hpp"
 #include "analyze/noise_aware_rule.hpp"
 #include "analyze/plot_svg.hpp"
+#include "analyze/regions.hpp"
 #include "analyze/report_html.hpp"
 #include "analyze/report_markdown.hpp"
 #include "common/verify_results.hpp"
@@ -112,7 +114,10 @@ TEST(TriageReport, HtmlIsSelfContainedAndHasEveryTable) {
                              std::vector<Anomaly> anomalies;
                              for (const Finding& finding : analysis.findings) anomalies.push_back(finding.anomaly);
                              return anomalies;
-                           }())});
+                           }()),
+                           find_regions(analysis, {})});
+  const std::size_t regions = report.series.back().regions.size();
+  ASSERT_GE(regions, 1u);
   report.plot_svg = render_mfu_svg({plot_series(analysis)}, {});
   VerifyResults verify;
   VerifiedPlan plan;
@@ -135,7 +140,9 @@ TEST(TriageReport, HtmlIsSelfContainedAndHasEveryTable) {
   EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg")) << "no fetched resources";
   EXPECT_EQ(html.find("https://"), std::string::npos);
   EXPECT_NE(html.find("<svg"), std::string::npos);
-  EXPECT_EQ(count(html, "<tr>") , 1u + 5u + 1u + 1u + 1u + 2u) << "anomaly header+5, verify header+1, stability header+2";
+  EXPECT_EQ(count(html, "<tr>"), 1u + std::min<std::size_t>(regions, 5) + 1u + 5u + 1u + 1u + 1u + 2u)
+      << "region header+regions, anomaly header+5, verify header+1, stability header+2";
+  EXPECT_NE(html.find("<table class=\"regions\">"), std::string::npos);
   EXPECT_NE(html.find("15 smaller drops not listed"), std::string::npos);
   EXPECT_NE(html.find("class=\"weaker\""), std::string::npos) << "5% measured vs 20% predicted";
   EXPECT_NE(html.find("Flagged in every run (1): 32"), std::string::npos);

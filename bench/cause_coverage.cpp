@@ -1,0 +1,107 @@
+// How many anomalous M have a supported cause, per profile: each anomaly's own
+// explanation (explain.hpp, against the rule's reference) and the regions'
+// (regions.hpp: the M where the cause of its region holds). Noise is no cause.
+// Counters are used where profile --counters wrote them, beside the profile
+// (<csv>.counters.csv) or in a counters/ folder beside it.
+//
+//   cause_coverage [--rule noise-aware|study] PATH...   (files, or folders searched for *.csv)
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "analyze/analysis.hpp"
+#include "analyze/explain.hpp"
+#include "analyze/regions.hpp"
+#include "bench/bench_main.hpp"
+#include "common/kernel_counters.hpp"
+#include "common/user_error.hpp"
+
+namespace {
+
+using namespace shapescope::analyze;
+namespace fs = std::filesystem;
+
+std::vector<fs::path> profile_files(const std::vector<std::string>& paths) {
+  std::vector<fs::path> files;
+  for (const std::string& path : paths) {
+    if (!fs::is_directory(path)) {
+      files.emplace_back(path);
+      continue;
+    }
+    for (const auto& entry : fs::recursive_directory_iterator(path)) {
+      const std::string name = entry.path().filename().string();
+      if (entry.is_regular_file() && entry.path().extension() == ".csv" && name.find(".counters.") == std::string::npos)
+        files.push_back(entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::optional<CountersByM> counters_of(const fs::path& profile) {
+  for (const fs::path& path : {shapescope::counters_path(profile),
+                               profile.parent_path() / "counters" / shapescope::counters_path(profile).filename()}) {
+    if (fs::exists(path)) return shapescope::read_counters_file(path);
+  }
+  return std::nullopt;
+}
+
+bool has_cause(const Explanation& explanation) {
+  return std::any_of(explanation.causes.begin(), explanation.causes.end(),
+                     [](const Cause& cause) { return cause.kind != CauseKind::noise; });
+}
+
+int run(int argc, char** argv) {
+  std::vector<std::string> paths;
+  std::string rule_name = "noise-aware";
+  CLI::App app{"share of anomalous M with a supported cause, per profile and in all"};
+  app.add_option("paths", paths, "profile CSVs or folders")->required();
+  app.add_option("--rule", rule_name, "anomaly rule")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  AnalysisOptions options;
+  options.rule = parse_anomaly_rule(rule_name);
+
+  std::size_t anomalies = 0, explained = 0, in_regions = 0, region_count = 0;
+  fmt::print("{:<96} {:>9} {:>9} {:>9} {:>7}\n", "series", "anomalies", "explained", "in region", "regions");
+  for (const fs::path& file : profile_files(paths)) {
+    std::vector<Series> all;
+    try {
+      all = read_series_file(file.string(), {});
+    } catch (const shapescope::UserError&) {
+      continue;  // not a profile (a kernel bench table, a dispatch file)
+    }
+    const std::optional<CountersByM> counters = counters_of(file);
+    for (const Series& series : all) {
+      const SeriesAnalysis analysis = analyze_series(series, options, MWeights());
+      if (analysis.findings.empty()) continue;
+      std::vector<Anomaly> found;
+      for (const Finding& finding : analysis.findings) found.push_back(finding.anomaly);
+      std::size_t series_explained = 0, series_in_regions = 0;
+      for (const Explanation& explanation : explain_anomalies(series, found, counters ? &*counters : nullptr))
+        series_explained += has_cause(explanation);
+      RegionInputs inputs;
+      inputs.counters = counters ? &*counters : nullptr;
+      const std::vector<Region> regions = find_regions(analysis, inputs);
+      for (const Region& region : regions) series_in_regions += region.supported_members;
+      fmt::print("{:<96} {:>9} {:>9} {:>9} {:>7}{}\n", series.name.substr(0, 96), found.size(), series_explained,
+                 series_in_regions, regions.size(), counters ? " counters" : "");
+      anomalies += found.size();
+      explained += series_explained;
+      in_regions += series_in_regions;
+      region_count += regions.size();
+    }
+  }
+  const auto share = [&](std::size_t part) { return anomalies ? 100.0 * double(part) / double(anomalies) : 0.0; };
+  fmt::print("{:<96} {:>9} {:>9} {:>9} {:>7}\n", "all", anomalies, explained, in_regions, region_count);
+  fmt::print("explained alone {:.1f}%, in a region whose cause holds {:.1f}%\n", share(explained), share(in_regions));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return shapescope::bench_main("cause_coverage", run, argc, argv); }

@@ -1,0 +1,202 @@
+#include "analyze/regions.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include <gtest/gtest.h>
+
+#include "analyze/synthetic_sweep.hpp"
+#include "analyze/unmeasured_m.hpp"
+
+namespace shapescope::analyze {
+namespace {
+
+// Quiet sweeps (±1% scatter, no outliers, no drift) whose only anomalies are the injected cliffs.
+SweepSpec quiet_spec(std::vector<CliffRequest> cliffs, uint64_t seed) {
+  SweepSpec spec;
+  spec.batches = 1500;
+  spec.scatter = 0.01;
+  spec.outlier_rate = 0;
+  spec.drift = 0;
+  spec.cliffs = std::move(cliffs);
+  spec.seed = seed;
+  return spec;
+}
+
+std::vector<Region> regions_of(const SeriesAnalysis& analysis, std::vector<const Series*> others = {}) {
+  RegionInputs inputs;
+  inputs.other_kernels = std::move(others);
+  return find_regions(analysis, inputs);
+}
+
+std::vector<Region> in_m_order(std::vector<Region> regions) {
+  std::sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) { return a.first_m < b.first_m; });
+  return regions;
+}
+
+TEST(Regions, OneRegionPerInjectedCliffCoveringIt) {
+  const std::vector<CliffRequest> cliffs = {{CliffKind::single_batch, 0.4},
+                                            {CliffKind::multi_batch, 0.3},
+                                            {CliffKind::kernel_switch, 0.3},
+                                            {CliffKind::multi_batch, 0.4},
+                                            {CliffKind::kernel_switch, 0.25}};
+  for (const uint64_t seed : {1u, 2u, 3u}) {
+    const SyntheticSweep sweep = synthetic_sweep(quiet_spec(cliffs, seed));
+    const SeriesAnalysis analysis = analyze_series(sweep.series, {}, MWeights());
+    const std::vector<Region> regions = in_m_order(regions_of(analysis));
+    ASSERT_EQ(regions.size(), sweep.cliffs.size()) << "seed " << seed;
+    for (std::size_t c = 0; c < sweep.cliffs.size(); ++c) {
+      const InjectedCliff& cliff = sweep.cliffs[c];
+      const Region& region = regions[c];
+      const auto& points = sweep.series.points;
+      // The region lies within what the cliff touched and holds its first full-depth M.
+      EXPECT_GE(region.first_m, points[cliff.first_touched].m) << "seed " << seed << " cliff " << c;
+      EXPECT_LE(region.last_m, points[cliff.last_touched].m) << "seed " << seed << " cliff " << c;
+      EXPECT_LE(region.first_m, points[cliff.first].m + 4) << "seed " << seed << " cliff " << c;
+      EXPECT_NEAR(region.worst_drop, cliff.depth, 0.1) << "seed " << seed << " cliff " << c;
+      if (cliff.kind == CliffKind::kernel_switch) {
+        ASSERT_TRUE(region.cause) << describe_cause(region);
+        EXPECT_EQ(region.cause->kind, CauseKind::kernel_switch);
+        EXPECT_NE(region.cause->evidence.find(fmt::format("gemm_slow_{}", c)), std::string::npos)
+            << region.cause->evidence;
+        EXPECT_EQ(region.supported_members, region.findings.size());
+      } else if (region.cause) {
+        // Only the sweep's harmless kernel renaming can be claimed, and only where it happened
+        // within the cliff: the arithmetic of a claim must hold where the drop is.
+        EXPECT_EQ(region.cause->kind, CauseKind::kernel_switch) << describe_cause(region);
+        bool renamed = false;
+        for (std::size_t i = cliff.first_touched; i <= cliff.last_touched; ++i)
+          renamed |= points[i].kernel_name != points[cliff.first_touched - 1].kernel_name;
+        EXPECT_TRUE(renamed) << describe_cause(region);
+      } else {
+        // Nothing else in a synthetic sweep's columns explains a plain dip: the region says so.
+        EXPECT_EQ(region.unexplained.rfind("no supported cause", 0), 0u) << region.unexplained;
+      }
+    }
+  }
+}
+
+TEST(Regions, SortedByTimeLostAndAnotherKernelIsTheRemedy) {
+  const SyntheticSweep sweep =
+      synthetic_sweep(quiet_spec({{CliffKind::kernel_switch, 0.3}, {CliffKind::multi_batch, 0.15}}, 5));
+  // The same sweep without cliffs (the noise of a seed does not depend on them), as another kernel.
+  SyntheticSweep clean = synthetic_sweep(quiet_spec({}, 5));
+  clean.series.kernel = "steady_kernel";
+  const SeriesAnalysis analysis = analyze_series(sweep.series, {}, MWeights());
+  const std::vector<Region> regions = regions_of(analysis, {&sweep.series, &clean.series});
+  ASSERT_FALSE(regions.empty());
+  for (std::size_t i = 1; i < regions.size(); ++i) EXPECT_GE(regions[i - 1].lost_us, regions[i].lost_us);
+  const auto kernel_switch = std::find_if(regions.begin(), regions.end(), [](const Region& region) {
+    return region.cause && region.cause->kind == CauseKind::kernel_switch;
+  });
+  ASSERT_NE(kernel_switch, regions.end());
+  ASSERT_TRUE(kernel_switch->remedy);
+  EXPECT_EQ(kernel_switch->remedy->kind, RemedyKind::another_kernel);
+  EXPECT_NE(kernel_switch->remedy->description.find("steady_kernel"), std::string::npos);
+  // The clean kernel runs ~30% faster where the other dropped 30% (MFU × 0.7: time / 0.7).
+  EXPECT_NEAR(kernel_switch->remedy->gain, 0.3, 0.05);
+}
+
+// An 8-SM device, N = 128 and 16x64 tiles: 2 tile columns, so every 64 rows of M fill one
+// wave of 8 tiles; 10 µs per wave. M = 16, 32, …, 256.
+Series wave_series() {
+  Series series;
+  series.name = "waves";
+  series.n = 128;
+  series.k = 4096;
+  series.multiprocessors = 8;
+  series.peak_tflops = 1;
+  for (int64_t m = 16; m <= 256; m += 16) {
+    SeriesPoint point;
+    point.m = m;
+    point.kernel_name = "gemm_16x64_kernel";
+    point.time_us = 10.0 * static_cast<double>((m / 16 * 2 + 7) / 8);
+    point.utils = static_cast<double>(m) / point.time_us / 100;
+    series.points.push_back(point);
+  }
+  return series;
+}
+
+TEST(Regions, WaveSpillsAreOneRegionEachWithTheirArithmetic) {
+  AnalysisOptions options;
+  options.rule = AnomalyRule::study;  // against the best smaller M: 64, one full wave
+  const Series series = wave_series();
+  const SeriesAnalysis analysis = analyze_series(series, options, MWeights());
+  const std::vector<Region> regions = in_m_order(regions_of(analysis));
+  // Past 64 rows a second wave starts 5/8 full (M 80: −37.5%, M 96: −25%); past 128 a third
+  // (M 144, 160), past 192 a fourth (M 208); fuller spills stay above 0.85 of the best.
+  ASSERT_EQ(regions.size(), 3u);
+  const std::pair<int64_t, int64_t> ranges[] = {{80, 96}, {144, 160}, {208, 208}};
+  for (std::size_t i = 0; i < regions.size(); ++i) {
+    const Region& region = regions[i];
+    EXPECT_EQ(region.first_m, ranges[i].first);
+    EXPECT_EQ(region.last_m, ranges[i].second);
+    ASSERT_TRUE(region.cause) << describe_cause(region);
+    EXPECT_EQ(region.cause->kind, CauseKind::wave_quantization);
+    EXPECT_EQ(region.supported_members, region.findings.size()) << describe_cause(region);
+    EXPECT_NE(region.cause->evidence.find("tiles on 8 SMs"), std::string::npos) << region.cause->evidence;
+  }
+  EXPECT_EQ(describe_range(regions[0]), "M 80–96 (2 anomalies among 2 measured M)");
+  EXPECT_NEAR(regions[0].worst_drop, 0.375, 1e-9);
+  EXPECT_NEAR(regions[0].median_drop, 0.3125, 1e-9);
+}
+
+TEST(Regions, AKernelSwitchNextToAWaveSpillIsItsOwnRegionAndPadsUp) {
+  Series series = wave_series();
+  // M 112 and 128 run a kernel twice as slow; M 144 takes 30 µs, less than either.
+  for (SeriesPoint& point : series.points) {
+    if (point.m == 112 || point.m == 128) {
+      point.time_us *= 2;
+      point.utils /= 2;
+      point.kernel_name = "gemm_16x64_slow_kernel";
+    }
+  }
+  AnalysisOptions options;
+  options.rule = AnomalyRule::study;
+  const SeriesAnalysis analysis = analyze_series(series, options, MWeights());
+  const std::vector<Region> regions = in_m_order(regions_of(analysis));
+  ASSERT_GE(regions.size(), 2u);
+  EXPECT_EQ(regions[0].last_m, 96);
+  const Region& slow = regions[1];
+  EXPECT_EQ(slow.first_m, 112);
+  EXPECT_EQ(slow.last_m, 128);
+  ASSERT_TRUE(slow.cause);
+  EXPECT_EQ(slow.cause->kind, CauseKind::kernel_switch);
+  ASSERT_TRUE(slow.remedy) << describe_remedy(slow);
+  EXPECT_EQ(slow.remedy->kind, RemedyKind::pad_up);
+  EXPECT_NE(slow.remedy->description.find("up to 144"), std::string::npos) << slow.remedy->description;
+  EXPECT_NEAR(slow.remedy->gain, 1 - 60.0 / 80.0, 1e-9);
+}
+
+TEST(Regions, AnUnmeasuredGridIsNamedAndNeverAReference) {
+  const SyntheticSweep sweep = synthetic_sweep(quiet_spec({{CliffKind::multi_batch, 0.3}}, 9));
+  Series partial = sweep.series;
+  // An adaptive search's view: the grid of the full sweep, every third M measured plus the cliff.
+  for (const SeriesPoint& point : sweep.series.points) partial.m_grid.push_back(point.m);
+  partial.points.clear();
+  for (std::size_t i = 0; i < sweep.series.points.size(); ++i) {
+    const bool in_cliff = i + 2 >= sweep.cliffs[0].first && i <= sweep.cliffs[0].first + sweep.cliffs[0].count + 1;
+    if (i % 3 == 0 || in_cliff) partial.points.push_back(sweep.series.points[i]);
+  }
+  const UnmeasuredM unmeasured = unmeasured_m(partial);
+  EXPECT_EQ(unmeasured.grid_points, sweep.series.points.size());
+  EXPECT_EQ(unmeasured.count, sweep.series.points.size() - partial.points.size());
+  EXPECT_EQ(unmeasured.ranges.front(), (std::pair<int64_t, int64_t>{20, 24}));
+  EXPECT_NE(describe_unmeasured(unmeasured, 3).find(" of 1500 grid M not measured"), std::string::npos);
+
+  const SeriesAnalysis analysis = analyze_series(partial, {}, MWeights());
+  ASSERT_FALSE(analysis.findings.empty());
+  for (const Finding& finding : analysis.findings) {
+    const auto measured = std::find_if(partial.points.begin(), partial.points.end(), [&](const SeriesPoint& point) {
+      return point.m == finding.anomaly.reference_m;
+    });
+    EXPECT_NE(measured, partial.points.end()) << "reference M=" << finding.anomaly.reference_m;
+  }
+  const std::vector<Region> regions = regions_of(analysis);
+  ASSERT_EQ(regions.size(), 1u);
+  EXPECT_LE(regions[0].first_m, sweep.series.points[sweep.cliffs[0].first].m);
+}
+
+}  // namespace
+}  // namespace shapescope::analyze
