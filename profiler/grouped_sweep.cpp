@@ -239,7 +239,7 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
 
       const PointContext context{plan, copy_bytes_per_us};
       const auto sweep_start = Clock::now();
-      FilePoints file_points{*start, progress, csv.stem().string(), steady_clock_mhz};
+      FilePoints file_points{*start, progress, csv.stem().string(), steady_clock_mhz, plan.m_search, {}};
       sweep_points(file_points, wanted, 1, plan.seed, [&](int64_t m) {
         const GroupedPoint& point = point_of_m.at(m);
         PointOutcome outcome{unmeasured_row(sidecar, kernel_name, kernel.dtype, kernel.backend, m), {}, 0};

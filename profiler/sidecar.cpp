@@ -62,6 +62,7 @@ nlohmann::json sidecar_json(const SidecarContent& c) {
       {"measurement",
        {{"warmup_runs", c.measure.warmup_runs}, {"min_samples", c.measure.min_samples},
         {"max_samples", c.measure.max_samples}, {"target_rel_stderr", c.measure.target_rel_stderr},
+        {"stopping_criterion", c.measure.stopping_criterion}, {"criterion_params", c.measure.criterion_params},
         {"max_seconds_per_point", c.measure.max_seconds_per_point}, {"hot", c.measure.hot},
         {"seed", c.seed}, {"timing", kernels::to_string(c.measure.timing)},
         {"programmatic_launch", c.programmatic_launch},
@@ -76,6 +77,7 @@ nlohmann::json sidecar_json(const SidecarContent& c) {
   };
   if (c.phases.points() > 0) content["sweep"]["point_phases"] = c.phases.to_json();
   if (c.grouped) content["grouped"] = *c.grouped;
+  if (c.m_search) content["m_search"] = *c.m_search;
   return content;
 }
 

@@ -17,6 +17,7 @@
 #include "profiler/profile_writer.hpp"
 #include "profiler/point_phases.hpp"
 #include "profiler/point_record.hpp"
+#include "profiler/predicted_boundaries.hpp"
 #include "profiler/profile_file_start.hpp"
 #include "profiler/progress.hpp"
 #include "profiler/repeat_sweep.hpp"
@@ -224,8 +225,17 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       write_sidecar_before_rows(csv, sidecar, setup_start);
 
       const auto sweep_start = Clock::now();
-      FilePoints points{*start, progress, csv.stem().string(), steady_clock_mhz};
-      sweep_points(points, m_values, passes, plan.seed, [&](int64_t m) {
+      FilePoints points{*start, progress, csv.stem().string(), steady_clock_mhz, plan.m_search, {}};
+      // Adaptive: an M the kernel does not run is no candidate (known without measuring).
+      std::vector<int64_t> candidates = m_values;
+      if (plan.m_search.mode == MSearch::adaptive) {
+        std::erase_if(candidates, [&](int64_t m) {
+          return kernel.unsupported_reason &&
+                 kernel.unsupported_reason(kernels::GemmShape{m, problem.n, problem.k, problem.batch_count});
+        });
+        points.boundaries = predicted_boundaries(kernel, problem, info.multiprocessors, m_values.back());
+      }
+      sweep_points(points, candidates, passes, plan.seed, [&](int64_t m) {
         PointOutcome outcome{unmeasured_row(sidecar, kernel_name, kernel.dtype, kernel.backend, m), {}, 0};
         ProfileRow& row = outcome.row;
         row.n = problem.n;

@@ -14,6 +14,7 @@
 #include "common/profile_schema.hpp"
 #include "kernels/kernel.hpp"
 #include "profiler/device_baseline.hpp"
+#include "profiler/m_search.hpp"
 #include "profiler/measure.hpp"
 #include "profiler/peak.hpp"
 #include "profiler/point_phases.hpp"
@@ -35,6 +36,7 @@ struct SweepSettings {
   bool progress = false;
   bool steady_warm_up = true;        // on a GPU, warm up until the SM clock settles before the sweep
   bool programmatic_launch = false;  // our kernels overlap their prologue with the previous run's tail
+  MSearchOptions m_search;           // --m-search, --max-points, --time-budget
 };
 
 struct SweepPlan : SweepSettings {
