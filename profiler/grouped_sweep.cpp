@@ -194,10 +194,10 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
       const kernels::GroupedKernelEntry& kernel = kernels::find_grouped_kernel(kernel_name);
       const std::filesystem::path csv = plan.out_dir / grouped_file_name(series, kernel_name, plan.measure.timing);
       std::vector<int64_t> wanted;
-      std::map<int64_t, const GroupedPoint&> point_of_m;
+      std::map<int64_t, const GroupedPoint*> point_of_m;
       for (const GroupedPoint& point : series.points) {
         wanted.push_back(point.m);
-        point_of_m.emplace(point.m, point);
+        point_of_m.emplace(point.m, &point);
       }
       std::optional<ProfileFileStart> start = start_profile_file(csv, kernel_name, series.problem, wanted, record);
       if (!start) {  // interrupted while another run held the file
@@ -241,7 +241,7 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
       const auto sweep_start = Clock::now();
       FilePoints file_points{*start, progress, csv.stem().string(), steady_clock_mhz, plan.m_search, {}};
       sweep_points(file_points, wanted, 1, plan.seed, [&](int64_t m) {
-        const GroupedPoint& point = point_of_m.at(m);
+        const GroupedPoint& point = *point_of_m.at(m);
         PointOutcome outcome{unmeasured_row(sidecar, kernel_name, kernel.dtype, kernel.backend, m), {}, 0};
         ProfileRow& row = outcome.row;
         row.n = point.shape.n;
