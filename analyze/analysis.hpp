@@ -13,7 +13,7 @@
 namespace shapescope::analyze {
 
 struct AnalysisOptions {
-  AnomalyRule rule = AnomalyRule::noise_aware;  // the CLI's default too (README "Anomaly rules")
+  AnomalyRule rule = AnomalyRule::noise_aware;  // the CLI's default too (docs/anomaly_rules.md)
   RuleOptions rule_options;
   bool check_split = false;  // search plans a–d for each anomaly
   SplitOptions split;

@@ -21,8 +21,8 @@ int main(int argc, char** argv) {
                "search plans for each anomaly: the study's pair, halves, k-way, pad-up");
   std::string rule = to_string(request.analysis.rule);
   app.add_option("--rule", rule,
-                 "anomaly rule: noise-aware (robust local reference, shortfall beyond noise; README "
-                 "\"Anomaly rules\") or study (the published low-utils rule, bit-exact)")
+                 "anomaly rule: noise-aware (robust local reference, shortfall beyond noise; "
+                 "docs/anomaly_rules.md) or study (the published low-utils rule, bit-exact)")
       ->capture_default_str();
   app.add_option("--utils-ratio", request.analysis.rule_options.utils_ratio,
                  "anomaly when MFU < ratio x the best MFU of smaller M")

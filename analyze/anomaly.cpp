@@ -4,6 +4,7 @@
 
 #include "analyze/low_utils_rule.hpp"
 #include "analyze/noise_aware_rule.hpp"
+#include "common/enum_names.hpp"
 #include "common/user_error.hpp"
 
 namespace shapescope::analyze {
@@ -21,20 +22,16 @@ std::vector<Anomaly> find_anomalies(const Series& series, AnomalyRule rule, cons
   return {};
 }
 
-std::string to_string(AnomalyRule rule) {
-  switch (rule) {
-    case AnomalyRule::study:
-      return "study";
-    case AnomalyRule::noise_aware:
-      return "noise-aware";
-  }
-  return "unknown";
-}
+constexpr EnumName<AnomalyRule> kAnomalyRuleNames[] = {
+    {AnomalyRule::noise_aware, "noise-aware"},
+    {AnomalyRule::study, "study"},
+};
+
+std::string to_string(AnomalyRule rule) { return name_of(kAnomalyRuleNames, rule); }
 
 AnomalyRule parse_anomaly_rule(const std::string& name) {
-  if (name == "study") return AnomalyRule::study;
-  if (name == "noise-aware") return AnomalyRule::noise_aware;
-  throw UserError(fmt::format("--rule '{}' is not a rule; use one of: noise-aware, study", name));
+  if (const std::optional<AnomalyRule> rule = value_named(kAnomalyRuleNames, name)) return *rule;
+  throw UserError(fmt::format("--rule '{}' is not a rule; use one of: {}", name, names_listed(kAnomalyRuleNames)));
 }
 
 }  // namespace shapescope::analyze

@@ -17,8 +17,12 @@ enum class AnomalyRule {
   noise_aware,  // robust local reference, shortfall beyond noise: the CLI's default (noise_aware_rule.hpp)
 };
 
+// The study's bar, which every rule applies by default: an anomaly keeps less than this fraction of the
+// reference MFU.
+inline constexpr double kStudyUtilsRatio = 0.85;
+
 struct RuleOptions {
-  double utils_ratio = 0.85;
+  double utils_ratio = kStudyUtilsRatio;
 };
 
 struct Anomaly {

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.hpp"
+
 namespace shapescope::analyze {
 
 namespace {
@@ -84,17 +86,13 @@ DispatchTable build_table(const std::vector<const Series*>& group, const SplitOp
 
 }  // namespace
 
-std::string to_string(DispatchAction action) {
-  switch (action) {
-    case DispatchAction::run:
-      return "run";
-    case DispatchAction::split:
-      return "split";
-    case DispatchAction::pad:
-      return "pad";
-  }
-  return "unknown";
-}
+constexpr EnumName<DispatchAction> kDispatchActionNames[] = {
+    {DispatchAction::run, "run"},
+    {DispatchAction::split, "split"},
+    {DispatchAction::pad, "pad"},
+};
+
+std::string to_string(DispatchAction action) { return name_of(kDispatchActionNames, action); }
 
 std::vector<DispatchTable> build_dispatch_tables(const std::vector<const Series*>& series,
                                                  const SplitOptions& options) {

@@ -8,6 +8,7 @@
 
 #include "analyze/counter_evidence.hpp"
 #include "common/device_peaks.hpp"
+#include "common/enum_names.hpp"
 
 namespace shapescope::analyze {
 
@@ -27,16 +28,29 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 struct Waves {
   int64_t tiles = 0;
+  int64_t ctas = 0;       // tiles × split-K
   int64_t waves = 0;
-  double efficiency = 0;  // tiles / (waves × SMs): how full the waves are
+  double efficiency = 0;  // CTAs / (waves × SMs): how full the waves are
 };
 
-Waves waves_of(int64_t m, int64_t n, TileShape tile, int sms) {
+Waves waves_of(int64_t m, int64_t n, TileShape tile, int64_t split_k, int sms) {
   Waves waves;
   waves.tiles = ceil_div(m, tile.m) * ceil_div(n, tile.n);
-  waves.waves = ceil_div(waves.tiles, sms);
-  waves.efficiency = static_cast<double>(waves.tiles) / static_cast<double>(waves.waves * sms);
+  waves.ctas = waves.tiles * split_k;
+  waves.waves = ceil_div(waves.ctas, sms);
+  waves.efficiency = static_cast<double>(waves.ctas) / static_cast<double>(waves.waves * sms);
   return waves;
+}
+
+// The tile a point ran: the profile's columns, else parsed from the kernel name (profiles of other tools and
+// shapescope profiles written before the columns).
+std::optional<TileShape> tile_of(const SeriesPoint& point) {
+  return point.tile ? point.tile : tile_from_kernel_name(point.kernel_name);
+}
+
+// " × 2 split-K = 96 CTAs" where the tiles are split along K, else "".
+std::string split_text(const Waves& waves, int64_t split_k) {
+  return split_k > 1 ? fmt::format(" × {} split-K = {} CTAs", split_k, waves.ctas) : "";
 }
 
 double relative_spread(const SeriesPoint& point) {
@@ -64,16 +78,19 @@ CauseCheck kernel_switch(const SeriesPoint& here, const SeriesPoint& reference) 
 CauseCheck wave_quantization(const Series& series, std::size_t index, const SeriesPoint& reference) {
   const SeriesPoint& here = series.points[index];
   const int sms = multiprocessor_count(series);
-  const std::optional<TileShape> tile = tile_from_kernel_name(here.kernel_name);
+  const std::optional<TileShape> tile = tile_of(here);
   if (series.grouped) return {std::nullopt, "grouped GEMM: tiles are counted per expert, not from M"};
   if (sms <= 0) return {std::nullopt, "SM count unknown"};
   if (series.n <= 0) return {std::nullopt, "N unknown"};
-  if (!tile) return {std::nullopt, "no tile shape in the kernel name"};
-  const std::optional<TileShape> reference_tile = tile_from_kernel_name(reference.kernel_name);
-  const Waves now = waves_of(here.m, series.n, *tile, sms);
-  const Waves before = waves_of(reference.m, series.n, reference_tile.value_or(*tile), sms);
+  if (!tile) return {std::nullopt, "no tile shape in the profile or the kernel name"};
+  // The reference's own tile and split, else this M's.
+  const std::optional<TileShape> reference_tile = tile_of(reference);
+  const int64_t reference_split = reference_tile ? reference.split_k : here.split_k;
+  const Waves now = waves_of(here.m, series.n, *tile, here.split_k, sms);
+  const Waves before = waves_of(reference.m, series.n, reference_tile.value_or(*tile), reference_split, sms);
   // A wave boundary crossed since the previous measured M (with this M's tile).
-  const bool crossed = index > 0 && waves_of(series.points[index - 1].m, series.n, *tile, sms).waves < now.waves;
+  const bool crossed =
+      index > 0 && waves_of(series.points[index - 1].m, series.n, *tile, here.split_k, sms).waves < now.waves;
   const double mfu_ratio = reference.utils > 0 ? here.utils / reference.utils : 1;
   const double wave_ratio = now.efficiency / before.efficiency;
   // Emptier waves must account for at least half the MFU lost; one more wave on
@@ -84,11 +101,13 @@ CauseCheck wave_quantization(const Series& series, std::size_t index, const Seri
                                       100 * before.efficiency, reference.m)};
   }
   return {Cause{CauseKind::wave_quantization,
-               fmt::format("{}x{} tiles: ⌈{}/{}⌉·⌈{}/{}⌉ = {} tiles on {} SMs = {} wave(s), {:.0f}% full{} "
-                           "(M={}: {} tiles, {} wave(s), {:.0f}% full)",
-                           tile->m, tile->n, here.m, tile->m, series.n, tile->n, now.tiles, sms, now.waves,
-                           100 * now.efficiency, crossed ? "; a wave boundary falls just below this M" : "",
-                           reference.m, before.tiles, before.waves, 100 * before.efficiency)},
+               fmt::format("{}x{} tiles: ⌈{}/{}⌉·⌈{}/{}⌉ = {} tiles{} on {} SMs = {} wave(s), {:.0f}% full{} "
+                           "(M={}: {} tiles{}, {} wave(s), {:.0f}% full)",
+                           tile->m, tile->n, here.m, tile->m, series.n, tile->n, now.tiles,
+                           split_text(now, here.split_k), sms, now.waves, 100 * now.efficiency,
+                           crossed ? "; a wave boundary falls just below this M" : "", reference.m, before.tiles,
+                           split_text(before, reference_split), before.waves,
+                           100 * before.efficiency)},
           ""};
 }
 
@@ -105,27 +124,18 @@ CauseCheck noise(const SeriesPoint& here, const SeriesPoint& reference, double r
 
 }  // namespace
 
-std::string to_string(CauseKind kind) {
-  switch (kind) {
-    case CauseKind::kernel_switch:
-      return "kernel switch";
-    case CauseKind::wave_quantization:
-      return "wave quantization";
-    case CauseKind::noise:
-      return "noise";
-    case CauseKind::throttling:
-      return "throttling";
-    case CauseKind::extra_kernel:
-      return "extra kernel";
-    case CauseKind::dram_traffic:
-      return "DRAM traffic";
-    case CauseKind::idle_sms:
-      return "idle SMs";
-    case CauseKind::occupancy_drop:
-      return "occupancy drop";
-  }
-  return "unknown";
-}
+constexpr EnumName<CauseKind> kCauseKindNames[] = {
+    {CauseKind::kernel_switch, "kernel switch"},
+    {CauseKind::wave_quantization, "wave quantization"},
+    {CauseKind::noise, "noise"},
+    {CauseKind::throttling, "throttling"},
+    {CauseKind::extra_kernel, "extra kernel"},
+    {CauseKind::dram_traffic, "DRAM traffic"},
+    {CauseKind::idle_sms, "idle SMs"},
+    {CauseKind::occupancy_drop, "occupancy drop"},
+};
+
+std::string to_string(CauseKind kind) { return name_of(kCauseKindNames, kind); }
 
 std::string Explanation::summary() const {
   if (causes.empty()) {

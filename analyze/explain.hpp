@@ -5,8 +5,8 @@
 //  - wave quantization: the output tiles ⌈M/tm⌉·⌈N/tn⌉ fill the waves of SMs
 //    worse here than at the reference, by enough to account for at least half
 //    the MFU drop (the evidence says when a wave boundary falls just below this
-//    M); tile from the kernel name, SMs from the series (sidecar, AITER cu_num)
-//    or the device table;
+//    M); tile and split-K from the profile's columns (the kernel name for profiles
+//    without them), SMs from the series (sidecar, AITER cu_num) or the device table;
 //  - noise: the drop lies within the measured spread of the two points
 //    (stddev or ci95 columns): the anomaly may not reproduce;
 //  - throttling: the point was measured off the steady SM clock;
@@ -52,12 +52,6 @@ struct Explanation {
   bool explained() const { return !causes.empty(); }
   // "kernel switch: …; wave quantization: …", or "no supported cause: " and what ruled each out.
   std::string summary() const;
-};
-
-// The output tile (rows of M, columns of N) a kernel computes per CTA / workgroup.
-struct TileShape {
-  int64_t m = 0, n = 0;
-  bool operator==(const TileShape&) const = default;
 };
 
 // Parses vendor kernel names: cuBLAS/CUTLASS "…_128x64_…", shapescope's cuBLASLt description

@@ -1,5 +1,6 @@
 #include "analyze/json_report.hpp"
 
+#include "common/enum_names.hpp"
 #include "common/plan_report.hpp"
 
 namespace shapescope::analyze {
@@ -21,17 +22,13 @@ json group_json(const CompareGroup& group) {
           {"max_slowdown_pct", 100 * group.max_slowdown}};
 }
 
-std::string outcome_name(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::faster:
-      return "faster";
-    case Outcome::slower:
-      return "slower";
-    case Outcome::tie:
-      return "tie";
-  }
-  return "unknown";
-}
+constexpr EnumName<Outcome> kOutcomeNames[] = {
+    {Outcome::faster, "faster"},
+    {Outcome::slower, "slower"},
+    {Outcome::tie, "tie"},
+};
+
+std::string outcome_name(Outcome outcome) { return name_of(kOutcomeNames, outcome); }
 
 }  // namespace
 

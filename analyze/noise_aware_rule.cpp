@@ -8,6 +8,7 @@
 
 #include "analyze/local_noise.hpp"
 #include "analyze/order_statistics.hpp"
+#include "common/enum_names.hpp"
 #include "common/statistics.hpp"
 #include "common/user_error.hpp"
 
@@ -170,14 +171,11 @@ std::vector<Anomaly> noise_aware_anomalies(const Series& series, const NoiseAwar
   return anomalies;
 }
 
-std::string to_string(NoiseEvidence evidence) {
-  switch (evidence) {
-    case NoiseEvidence::drop:
-      return "drop beyond noise";
-    case NoiseEvidence::continues_run:
-      return "continues a flagged run";
-  }
-  return "unknown";
-}
+constexpr EnumName<NoiseEvidence> kNoiseEvidenceNames[] = {
+    {NoiseEvidence::drop, "drop beyond noise"},
+    {NoiseEvidence::continues_run, "continues a flagged run"},
+};
+
+std::string to_string(NoiseEvidence evidence) { return name_of(kNoiseEvidenceNames, evidence); }
 
 }  // namespace shapescope::analyze

@@ -50,7 +50,7 @@
 namespace shapescope::analyze {
 
 struct NoiseAwareOptions {
-  double utils_ratio = 0.85;      // the bar, as in the study's rule
+  double utils_ratio = kStudyUtilsRatio;  // the bar, as in the study's rule
   int window = 16;                // preceding unflagged batches the level is taken from
   double envelope_quantile = 0.9; // the envelope: this quantile of the window
   double false_alarm_rate = 0.05; // per profile, from noise alone

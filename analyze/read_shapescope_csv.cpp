@@ -1,57 +1,29 @@
 // shapescope's own profiles (common/profile_schema.hpp), with the JSON sidecar
 // the profiler writes beside each CSV (same stem, .json) when it is there.
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "analyze/readers.hpp"
 #include "common/device_peaks.hpp"
 #include "common/profile_schema.hpp"
+#include "common/sidecar_schema.hpp"
 #include "common/user_error.hpp"
 
 namespace shapescope::analyze {
 
 namespace {
 
-using nlohmann::json;
-
-std::optional<json> read_sidecar(const std::string& csv_path) {
-  const std::filesystem::path sidecar = std::filesystem::path(csv_path).replace_extension(".json");
-  std::ifstream in(sidecar);
-  if (!in) return std::nullopt;
-  json parsed = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) {
-    throw UserError(fmt::format("{}: not valid JSON; fix or delete the sidecar", sidecar.string()));
-  }
-  return parsed;
-}
-
-// node[section][key] when both levels exist, else nullptr.
-const json* member(const json& node, const char* section, const char* key) {
-  if (!node.is_object() || !node.contains(section) || !node[section].is_object()) return nullptr;
-  const json& inner = node[section];
-  return inner.contains(key) ? &inner[key] : nullptr;
-}
-
-// The profiler's layout (profiler/sidecar.cpp): device.{name, multiprocessors},
-// problem.{model, module, tp, grouped}. Absent or mistyped keys leave the fields unknown.
-void describe_from_sidecar(Series& series, const json& sidecar) {
-  const auto text = [&](const char* section, const char* key) {
-    const json* value = member(sidecar, section, key);
-    return value && value->is_string() ? value->get<std::string>() : std::string();
-  };
-  series.model = text("problem", "model");
-  series.module = text("problem", "module");
-  if (series.device.empty()) series.device = text("device", "name");
-  if (const json* sms = member(sidecar, "device", "multiprocessors"); sms && sms->is_number_integer()) {
-    series.multiprocessors = sms->get<int>();
-  }
-  if (const json* tp = member(sidecar, "problem", "tp"); tp && tp->is_number_integer()) series.tp = tp->get<int>();
+// What the sidecar says of the series (common/sidecar_schema.hpp); what it does not say stays unknown.
+void describe_from_sidecar(Series& series, const Sidecar& sidecar) {
+  series.model = sidecar.problem.model;
+  series.module = sidecar.problem.module;
+  if (series.device.empty()) series.device = sidecar.device.name;
+  series.multiprocessors = int(sidecar.device.multiprocessors);
+  series.tp = int(sidecar.problem.tp);
 }
 
 // "contiguous:128" stays; masked slots keep their size only when it is the same at every M,
@@ -67,6 +39,8 @@ SeriesPoint to_point(const ProfileRow& row, std::size_t line) {
   point.tflops = row.tflops;
   point.utils = row.utils;
   point.kernel_name = row.kernel_name;
+  if (row.tile_m > 0 && row.tile_n > 0) point.tile = TileShape{row.tile_m, row.tile_n};
+  if (row.split_k > 0) point.split_k = row.split_k;
   point.stddev_us = row.time_us_stddev;
   point.ci95_us = row.ci95_us;
   point.passes = row.passes;
@@ -87,7 +61,8 @@ SeriesPoint to_point(const ProfileRow& row, std::size_t line) {
 
 std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::string& path, const ReadOptions& options) {
   const std::string stem = std::filesystem::path(path).stem().string();
-  const std::optional<json> sidecar = read_sidecar(path);
+  std::optional<Sidecar> sidecar;
+  if (const std::optional<nlohmann::json> json = read_sidecar(path)) sidecar = parse_sidecar(*json);
   // One profile file is one (kernel, shape); a concatenated file still splits cleanly.
   using Key = std::tuple<std::string, std::string, std::string, int64_t, int64_t, int64_t, std::string, std::string,
                          std::string>;
@@ -96,10 +71,6 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
   for (std::size_t row = 0; row < table.rows.size(); ++row) {
     const std::string where = fmt::format("{}:{}", path, table.row_lines[row]);
     const ProfileRow parsed = parse_profile_row(table.header, table.rows[row], where);
-    if (parsed.status == kStatusThrottled && !(parsed.kernel_time_us > 0)) {
-      throw UserError(fmt::format("{}: kernel_time is {} on a measured (throttled) row; it must be positive", where,
-                                  parsed.kernel_time_us));
-    }
     // Grouped rows: one series per routing and layout family (masked slots may grow with M).
     const std::string routing = parsed.grouped ? parsed.grouped->routing : "";
     const std::string layout = parsed.grouped ? layout_family(parsed.grouped->layout) : "";

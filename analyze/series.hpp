@@ -9,12 +9,20 @@
 
 namespace shapescope::analyze {
 
+// The output tile (rows of M, columns of N) a kernel computes per CTA / workgroup.
+struct TileShape {
+  int64_t m = 0, n = 0;
+  bool operator==(const TileShape&) const = default;
+};
+
 struct SeriesPoint {
   int64_t m = 0;
   double time_us = 0;      // kernel time (median where known)
   double tflops = 0;
   double utils = 0;        // MFU fraction
   std::string kernel_name; // what the library ran at this M
+  std::optional<TileShape> tile;  // the profile's tile columns; nullopt: not recorded (read from the kernel name)
+  int64_t split_k = 1;     // CTAs sharing one output tile along K, where the profile records it
   double stddev_us = 0;    // 0 when the source does not say
   double ci95_us = 0;      // 0 when the source does not say
   int64_t passes = 1;      // sweeps this row aggregates (profile --repeat)

@@ -11,8 +11,6 @@ namespace shapescope::analyze {
 
 namespace {
 
-bool usable(const SeriesPoint& point) { return point.status == kStatusOk || point.status == kStatusThrottled; }
-
 // Why a measured row cannot be real, or "" when it can.
 std::string implausibility(const SeriesPoint& point) {
   if (!(point.time_us >= kMinPlausibleTimeUs)) {
@@ -61,13 +59,13 @@ void finalize_series(Series& series, Dedup dedup) {
                                   row.line, row.m));
     }
     if (row.status == kStatusThrottled) row.throttled = true;
-    if (usable(row)) {
+    if (is_measured_status(row.status)) {
       if (std::string why = implausibility(row); !why.empty()) {
         row.status = kStatusImplausible;
         row.note = std::move(why);
       }
     }
-    (usable(row) ? series.points : series.excluded).push_back(std::move(row));
+    (is_measured_status(row.status) ? series.points : series.excluded).push_back(std::move(row));
   }
   const auto by_m = [](const SeriesPoint& a, const SeriesPoint& b) { return a.m < b.m; };
   // Stable: "first" means first in the file.

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.hpp"
 #include "common/user_error.hpp"
 
 namespace shapescope::analyze {
@@ -34,19 +35,14 @@ double min_join(const double* big, const double* rest, int64_t last_x) {
 
 }  // namespace
 
-std::string to_string(PlanKind kind) {
-  switch (kind) {
-    case PlanKind::study_pair:
-      return "study_pair";
-    case PlanKind::halves:
-      return "halves";
-    case PlanKind::k_way:
-      return "k_way";
-    case PlanKind::pad_up:
-      return "pad_up";
-  }
-  return "unknown";
-}
+constexpr EnumName<PlanKind> kPlanKindNames[] = {
+    {PlanKind::study_pair, "study_pair"},
+    {PlanKind::halves, "halves"},
+    {PlanKind::k_way, "k_way"},
+    {PlanKind::pad_up, "pad_up"},
+};
+
+std::string to_string(PlanKind kind) { return name_of(kPlanKindNames, kind); }
 
 std::optional<SplitPlan> PlanSet::best(double split_ratio) const {
   std::optional<SplitPlan> best;

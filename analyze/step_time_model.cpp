@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/enum_names.hpp"
 #include "common/user_error.hpp"
 
 namespace shapescope::analyze {
@@ -175,17 +176,13 @@ void check_one_grouped_setting(const std::string& module, const std::vector<cons
 
 }  // namespace
 
-std::string to_string(ModuleCostModel model) {
-  switch (model) {
-    case ModuleCostModel::dense:
-      return "dense";
-    case ModuleCostModel::grouped:
-      return "grouped";
-    case ModuleCostModel::per_expert:
-      return "per_expert";
-  }
-  return "unknown";
-}
+constexpr EnumName<ModuleCostModel> kModuleCostModelNames[] = {
+    {ModuleCostModel::dense, "dense"},
+    {ModuleCostModel::grouped, "grouped"},
+    {ModuleCostModel::per_expert, "per_expert"},
+};
+
+std::string to_string(ModuleCostModel model) { return name_of(kModuleCostModelNames, model); }
 
 const std::string& profiled_model(const std::vector<Series>& profiles) {
   if (profiles.empty()) {

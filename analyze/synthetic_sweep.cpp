@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.hpp"
 #include "common/user_error.hpp"
 
 namespace shapescope::analyze {
@@ -53,17 +54,13 @@ std::size_t margin(CliffKind kind) { return kind == CliffKind::single_batch ? kS
 
 }  // namespace
 
-std::string to_string(CliffKind kind) {
-  switch (kind) {
-    case CliffKind::single_batch:
-      return "single-batch";
-    case CliffKind::multi_batch:
-      return "multi-batch";
-    case CliffKind::kernel_switch:
-      return "kernel-switch";
-  }
-  return "unknown";
-}
+constexpr EnumName<CliffKind> kCliffKindNames[] = {
+    {CliffKind::single_batch, "single-batch"},
+    {CliffKind::multi_batch, "multi-batch"},
+    {CliffKind::kernel_switch, "kernel-switch"},
+};
+
+std::string to_string(CliffKind kind) { return name_of(kCliffKindNames, kind); }
 
 SyntheticSweep synthetic_sweep(const SweepSpec& spec) {
   if (!(spec.scatter >= 0) || !(spec.ar1 >= 0 && spec.ar1 < 1) || !(spec.outlier_rate >= 0 && spec.outlier_rate <= 1)) {

@@ -6,7 +6,7 @@
 // of a seed is the same with or without cliffs (placement draws apart).
 //
 // What a sweep holds, modelled on the study's single-pass method on Hopper
-// (../shared/data/h200: 5 launches per batch, clocks moving under power capping):
+// (data/h200: 5 launches per batch, clocks moving under power capping):
 //   level     MFU rises with M and saturates, 0.8·M/(M + 200), M = 16, 20, 24, …
 //   drift     slow clock drift: a sag of `drift` over the sweep plus slow waves
 //             of about ±drift/2 (periods of hundreds of batches)

@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     const Series& series = all.front();
 
     AnalysisOptions options;
-    options.rule = AnomalyRule::study;  // the README's figures are for the study's rule
+    options.rule = AnomalyRule::study;  // docs/analyze.md's figures are for the study's rule
     options.check_split = true;
     options.split.max_parts = 4;
     SeriesAnalysis analysis;

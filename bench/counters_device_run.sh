@@ -1,5 +1,5 @@
 #!/bin/bash
-# Hardware counters as evidence (issue 16), from a carried build folder (builds nothing):
+# Hardware counters as evidence, from a carried build folder (builds nothing):
 #  0. the collector's GPU tests (CudaCounters.*): a cold count writes back no more than its run
 #     writes and lasts as long as a cold kernel-timed run; every metric exposed on this chip;
 #  1. profile --counters: llama3_8b gate_up TP2 (N=14336, K=4096), M 16..8192 step 16, graph

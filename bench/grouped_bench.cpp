@@ -143,7 +143,7 @@ Timed run_case(kernels::Device& device, const std::string& kernel_name, const Gr
     const auto gemm = pool.first().prepare(shape, seed + 1);
     const kernels::CheckResult check = gemm->check();
     timed.rel_err = check.rel_err;
-    timed.status = check.passed(1e-2) ? "ok" : "numerical_fail";
+    timed.status = check.passed(kernels::kCheckThreshold) ? "ok" : "numerical_fail";
     timed.note = gemm->launch_name();
     timed.min_bytes = gemm->min_bytes();
     timed.executed_rows = gemm->executed_rows();

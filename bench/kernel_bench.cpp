@@ -138,7 +138,7 @@ std::vector<Point> run_shape(kernels::Device& device, const ShapeCase& shape_cas
         point.rel_err = check.rel_err;
         point.min_bytes = gemm->min_bytes();
         point.note = gemm->launch_name();
-        point.status = check.passed(1e-2) ? "ok" : "numerical_fail";
+        point.status = check.passed(kernels::kCheckThreshold) ? "ok" : "numerical_fail";
         profiler::Rotation rotation;
         rotation.sets = {gemm.get()};
         if (options.timing == kernels::TimingMode::graph && !options.hot)

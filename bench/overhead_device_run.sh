@@ -1,5 +1,5 @@
 #!/bin/bash
-# Per-point sweep overhead (issue 17), from a carried build folder (builds nothing): the issue's sweep,
+# Per-point sweep overhead, from a carried build folder (builds nothing): a dense sweep,
 # profile --model llama3_8b --module gate_up_proj --tp 2 --kernel fp8_blockscale --m-range 16:8192:16, once
 # per timing mode (events, graph), then small shapes: DeepSeek-V3 TP8, every module, the cudagraph M preset,
 # graph timing. Each runs into a fresh folder; its end-of-sweep summary (phase table, median overhead) lands in

@@ -32,6 +32,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "common/enum_names.hpp"
 #include "common/user_error.hpp"
 
 namespace shapescope {
@@ -51,11 +52,15 @@ std::string read_text(const std::filesystem::path& path) {
   return content.str();
 }
 
+constexpr EnumName<TpRule> kTpRuleNames[] = {
+    {TpRule::split_n, "split_n"},
+    {TpRule::split_k, "split_k"},
+    {TpRule::replicated, "replicated"},
+};
+
 TpRule parse_tp_rule(const std::string& text, const std::string& where) {
-  if (text == "split_n") return TpRule::split_n;
-  if (text == "split_k") return TpRule::split_k;
-  if (text == "replicated") return TpRule::replicated;
-  throw UserError(fmt::format("{}: tp is '{}'; use split_n, split_k or replicated", where, text));
+  if (const std::optional<TpRule> rule = value_named(kTpRuleNames, text)) return *rule;
+  throw UserError(fmt::format("{}: tp is '{}'; use {}", where, text, names_listed(kTpRuleNames, " or ")));
 }
 
 int64_t positive_integer(const json& object, const char* key, const std::string& where) {
@@ -273,17 +278,7 @@ std::filesystem::path executable_directory() {
 
 }  // namespace
 
-std::string to_string(TpRule rule) {
-  switch (rule) {
-    case TpRule::split_n:
-      return "split_n";
-    case TpRule::split_k:
-      return "split_k";
-    case TpRule::replicated:
-      return "replicated";
-  }
-  return "unknown";
-}
+std::string to_string(TpRule rule) { return name_of(kTpRuleNames, rule); }
 
 ModelSpec parse_model_json(const std::string& json_text, const std::string& source) {
   json document;

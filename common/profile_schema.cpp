@@ -38,7 +38,11 @@ const std::vector<Column<ProfileRow>>& row_columns() {
       // Extensions: readers treat them as optional.
       {"ci95_us", &R::ci95_us}, {"passes", &R::passes}, {"sm_clock_mhz", &R::sm_clock_mhz},
       {"sm_clock_end_mhz", &R::sm_clock_end_mhz}, {"temperature_c", &R::temperature_c}, {"power_w", &R::power_w},
-      {"timing", &R::timing}, {"operand_sets", &R::operand_sets}, {"launched", &R::launched}, {"note", &R::note},
+      {"timing", &R::timing}, {"operand_sets", &R::operand_sets}, {"launched", &R::launched},
+      // The kernel's launch configuration.
+      {"tile_m", &R::tile_m}, {"tile_n", &R::tile_n}, {"cluster_m", &R::cluster_m}, {"cluster_n", &R::cluster_n},
+      {"cluster_k", &R::cluster_k}, {"split_k", &R::split_k},
+      {"note", &R::note},
   };
   return columns;
 }
@@ -196,9 +200,9 @@ ProfileRow parse_profile_row(const std::vector<std::string>& header, const std::
   }
 
   // Skipped or failed points may carry no time; a measured one must.
-  if (row.status == kStatusOk && !(std::isfinite(row.kernel_time_us) && row.kernel_time_us > 0)) {
-    throw UserError(fmt::format("{}: kernel_time is {} on a row with status ok; a measured time must be positive",
-                                where, row.kernel_time_us));
+  if (is_measured_status(row.status) && !(std::isfinite(row.kernel_time_us) && row.kernel_time_us > 0)) {
+    throw UserError(fmt::format("{}: kernel_time is {} on a row with status {}; a measured time must be positive",
+                                where, row.kernel_time_us, row.status));
   }
   if (row.batch <= 0) {
     throw UserError(fmt::format("{}: batch is {}; M must be positive", where, row.batch));

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace shapescope {
@@ -17,6 +18,9 @@ inline constexpr const char* kStatusSkippedOom = "skipped-oom";        // buffer
 inline constexpr const char* kStatusUnsupported = "unsupported";       // the kernel cannot run this shape
 inline constexpr const char* kStatusThrottled = "throttled";           // measured below the starting SM clock
 inline constexpr const char* kStatusNoRows = "no-rows";                // grouped: no token reached this GPU's experts
+// True when the row holds a measurement the analysis may use: ok, or throttled (measured, and flagged for
+// the clock it ran at). Every other status is a point skipped or failed.
+inline bool is_measured_status(std::string_view status) { return status == kStatusOk || status == kStatusThrottled; }
 // Profiles written before the timing column existed were timed this way.
 inline constexpr const char* kTimingEvents = "events";
 
@@ -44,6 +48,11 @@ struct ProfileRow {
   std::string timing = kTimingEvents;  // events | graph | kernel (kernels::TimingMode)
   int64_t operand_sets = 1;      // distinct operand copies a graph replay rotates over
   std::string launched;          // kernel timing: every kernel a run launched ("a; b")
+  // The kernel's launch configuration for this shape (kernels::KernelConfig); 0: not recorded, as in
+  // profiles written before these columns and rows of kernels that do not say.
+  int64_t tile_m = 0, tile_n = 0;
+  int64_t cluster_m = 0, cluster_n = 0, cluster_k = 0;
+  int64_t split_k = 0;
   std::string note;              // why a point was skipped or failed
   // Grouped GEMM columns (MoE experts, `profile --module experts`): present in grouped profiles only.
   // batch (= m) is then the batch's tokens; flops and utils count the useful rows only.

@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/enum_names.hpp"
 #include "common/user_error.hpp"
+#include "kernels/entry_registry.hpp"
 #include "kernels/synthetic_operands.hpp"
 
 #if SHAPESCOPE_HAVE_CUDA
@@ -26,7 +28,12 @@ std::vector<GroupedKernelEntry>& registry() {
 
 }  // namespace
 
-std::string to_string(GroupLayout layout) { return layout == GroupLayout::contiguous ? "contiguous" : "masked"; }
+constexpr EnumName<GroupLayout> kGroupLayoutNames[] = {
+    {GroupLayout::contiguous, "contiguous"},
+    {GroupLayout::masked, "masked"},
+};
+
+std::string to_string(GroupLayout layout) { return name_of(kGroupLayoutNames, layout); }
 
 int64_t GroupedShape::active_groups() const {
   return std::count_if(rows.begin(), rows.end(), [](int64_t r) { return r > 0; });
@@ -83,12 +90,9 @@ double grouped_min_bytes(const GroupedShape& shape, bool fp8) {
 const std::vector<GroupedKernelEntry>& grouped_kernel_registry() { return registry(); }
 
 const GroupedKernelEntry& find_grouped_kernel(const std::string& name) {
-  for (const GroupedKernelEntry& entry : registry())
-    if (entry.name == name) return entry;
-  std::vector<std::string> names;
-  for (const GroupedKernelEntry& entry : registry()) names.push_back(entry.name);
+  if (const GroupedKernelEntry* entry = entry_named(registry(), name)) return *entry;
   throw UserError(fmt::format("'{}' is not a grouped kernel; --module experts runs one of {} (see --list-kernels)",
-                              name, names.empty() ? std::string("<none registered>") : fmt::format("{}", fmt::join(names, ", "))));
+                              name, entry_names(registry())));
 }
 
 std::string missing_grouped_kernels() {
@@ -107,16 +111,6 @@ std::string missing_grouped_kernels() {
 #endif
 }
 
-// Registering a name again replaces its entry, so backends' register_*() calls are idempotent.
-void register_grouped_kernel(GroupedKernelEntry entry) {
-  auto& entries = registry();
-  auto existing = std::find_if(entries.begin(), entries.end(),
-                               [&](const GroupedKernelEntry& e) { return e.name == entry.name; });
-  if (existing != entries.end()) {
-    *existing = std::move(entry);
-  } else {
-    entries.push_back(std::move(entry));
-  }
-}
+void register_grouped_kernel(GroupedKernelEntry entry) { register_entry(registry(), std::move(entry)); }
 
 }  // namespace shapescope::kernels

@@ -97,6 +97,7 @@ struct GroupedKernelEntry {
 const std::vector<GroupedKernelEntry>& grouped_kernel_registry();
 // Throws UserError listing the grouped kernels when `name` is not one.
 const GroupedKernelEntry& find_grouped_kernel(const std::string& name);
+// Registering a name again replaces its entry (as register_kernel).
 void register_grouped_kernel(GroupedKernelEntry entry);
 
 // What this build could not register and why (cuBLASLt's grouped block-scaled GEMM needs a

@@ -47,6 +47,10 @@ struct CheckResult {
   bool passed(double threshold) const { return unwritten == 0 && rel_err <= threshold && rel_err == rel_err; }
 };
 
+// The rel_err above which a kernel's output counts as wrong (status numerical_fail), unless a caller sets
+// its own threshold.
+inline constexpr double kCheckThreshold = 1e-2;
+
 // One prepared problem: activations and output for one M, weights shared with the session.
 class PreparedGemm {
  public:
@@ -175,6 +179,17 @@ class Device {
   virtual std::unique_ptr<CounterSession> counters() { return nullptr; }
 };
 
+// The launch configuration a kernel's heuristic picks for a shape, written as the profile's columns
+// (tile_m, tile_n, cluster_m, cluster_n, cluster_k, split_k, as CUTLASS's profiler reports them) so that
+// analysis reads the tile rather than parsing kernel names. 0: the kernel does not say.
+struct KernelConfig {
+  int tile_m = 0, tile_n = 0;                       // the output tile one CTA computes: rows of M x columns of N
+  int cluster_m = 0, cluster_n = 0, cluster_k = 0;  // CTAs per thread-block cluster along M, N and K
+  int split_k = 0;                                  // CTAs sharing one output tile along K (1: no split)
+  // One CTA per output tile: no cluster, no split-K.
+  static KernelConfig plain_tile(int tile_m, int tile_n) { return {tile_m, tile_n, 1, 1, 1, 1}; }
+};
+
 struct KernelEntry {
   std::string name;          // registry key, e.g. "cublaslt_fp8_blockscale"
   BackendKind backend;
@@ -188,8 +203,8 @@ struct KernelEntry {
   std::function<std::optional<std::string>(const GemmShape&)> unsupported_reason;
   // The configuration the heuristic picks for a shape (listed by `profile --list-kernels`).
   std::function<std::string(const GemmShape&)> describe_config;
-  // Tile shape the heuristic picks (for wave-quantization analysis): {tile_m, tile_n, split_k}.
-  std::function<std::vector<int>(const GemmShape&)> tile_for;
+  // The launch configuration the heuristic picks (every profile row records it); unset: unknown.
+  std::function<KernelConfig(const GemmShape&)> config_for;
   std::function<std::unique_ptr<GemmSession>(Device&, const WeightShape&, uint64_t seed)> open;
 };
 
@@ -197,6 +212,7 @@ struct KernelEntry {
 const std::vector<KernelEntry>& kernel_registry();
 // Throws UserError listing the valid names when `name` is unknown.
 const KernelEntry& find_kernel(const std::string& name);
+// Registering a name again replaces its entry, so backends' register_*() calls are idempotent.
 void register_kernel(KernelEntry entry);
 
 // Backend registration hooks (explicit, so static libraries keep them).

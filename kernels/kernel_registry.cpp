@@ -1,9 +1,9 @@
 // The process-wide kernel registry declared in kernel.hpp.
-#include <algorithm>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
+#include "common/enum_names.hpp"
 #include "common/user_error.hpp"
+#include "kernels/entry_registry.hpp"
 #include "kernels/kernel.hpp"
 
 namespace shapescope::kernels {
@@ -15,40 +15,22 @@ std::vector<KernelEntry>& registry() {
 }
 }  // namespace
 
-std::string to_string(BackendKind kind) {
-  switch (kind) {
-    case BackendKind::cpu:
-      return "cpu";
-    case BackendKind::cuda:
-      return "cuda";
-    case BackendKind::hip:
-      return "hip";
-  }
-  return "unknown";
-}
+constexpr EnumName<BackendKind> kBackendNames[] = {
+    {BackendKind::cpu, "cpu"},
+    {BackendKind::cuda, "cuda"},
+    {BackendKind::hip, "hip"},
+};
+
+std::string to_string(BackendKind kind) { return name_of(kBackendNames, kind); }
 
 const std::vector<KernelEntry>& kernel_registry() { return registry(); }
 
 const KernelEntry& find_kernel(const std::string& name) {
-  for (const KernelEntry& entry : registry()) {
-    if (entry.name == name) return entry;
-  }
-  std::vector<std::string> names;
-  for (const KernelEntry& entry : registry()) names.push_back(entry.name);
-  throw UserError(fmt::format("unknown kernel '{}': use one of {} (see --list-kernels)", name,
-                              names.empty() ? std::string("<none registered>") : fmt::format("{}", fmt::join(names, ", "))));
+  if (const KernelEntry* entry = entry_named(registry(), name)) return *entry;
+  throw UserError(
+      fmt::format("unknown kernel '{}': use one of {} (see --list-kernels)", name, entry_names(registry())));
 }
 
-// Registering a name again replaces its entry, so backends' register_*() calls are idempotent.
-void register_kernel(KernelEntry entry) {
-  auto& entries = registry();
-  auto existing = std::find_if(entries.begin(), entries.end(),
-                               [&](const KernelEntry& e) { return e.name == entry.name; });
-  if (existing != entries.end()) {
-    *existing = std::move(entry);
-  } else {
-    entries.push_back(std::move(entry));
-  }
-}
+void register_kernel(KernelEntry entry) { register_entry(registry(), std::move(entry)); }
 
 }  // namespace shapescope::kernels

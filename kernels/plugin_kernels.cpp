@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "common/user_error.hpp"
+#include "kernels/entry_registry.hpp"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels {
@@ -152,11 +153,8 @@ std::vector<std::string> register_table(const shapescope_plugin* plugin, const s
       throw UserError(fmt::format("{}: backend {} is not 0 (cpu) or 1 (cuda)", what, kernel->abi.backend));
     }
     if (!kernel->abi.prepare || !kernel->abi.run) throw UserError(what + ": prepare and run must not be NULL");
-    const auto& registry = kernel_registry();
     const bool replaceable = !library && in_process_names().count(kernel->name) > 0;
-    const bool taken = !replaceable && std::any_of(registry.begin(), registry.end(), [&](const KernelEntry& entry) {
-      return entry.name == kernel->name;
-    });
+    const bool taken = !replaceable && entry_named(kernel_registry(), kernel->name) != nullptr;
     const bool twice = std::any_of(kernels.begin(), kernels.end(), [&](const auto& other) {
       return other->name == kernel->name;
     });
@@ -216,7 +214,6 @@ PluginScaleLayout plugin_b_scale_layout(const WeightShape& shape, uint32_t flags
 }
 
 int64_t plugin_a_element_bytes(OperandFormat format) { return format == OperandFormat::fp8_blockscale ? 1 : 2; }
-int64_t plugin_b_element_bytes(OperandFormat format) { return format == OperandFormat::bf16 ? 2 : 1; }
 
 std::size_t plugin_activation_bytes(const WeightShape& shape, OperandFormat format, int64_t m) {
   return std::size_t(shape.batch_count * (m * shape.k * plugin_a_element_bytes(format) +

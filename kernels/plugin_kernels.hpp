@@ -42,9 +42,8 @@ struct PluginScaleLayout {
 };
 PluginScaleLayout plugin_a_scale_layout(const GemmShape& shape, uint32_t flags);
 PluginScaleLayout plugin_b_scale_layout(const WeightShape& shape, uint32_t flags);
-// Bytes per element of A and B in a format (e4m3: 1, bf16: 2).
+// Bytes per element of A in a format (e4m3: 1, bf16: 2).
 int64_t plugin_a_element_bytes(OperandFormat format);
-int64_t plugin_b_element_bytes(OperandFormat format);
 // A session's bytes per M on either backend: A, its 1x128 scales (f32) and the bf16 output.
 std::size_t plugin_activation_bytes(const WeightShape& shape, OperandFormat format, int64_t m);
 

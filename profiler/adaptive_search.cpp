@@ -167,7 +167,7 @@ AdaptiveResult adaptive_search(const AdaptiveOptions& options, const std::functi
     }
     mark_low(points, data_noise, options);
     std::map<std::size_t, double> wanted;  // grid index -> the change that asks for it
-    // The grid index inside (a, b) nearest its middle that is not known yet (a hole an earlier round met,
+    // The grid index inside (a, b) nearest its middle that is not known yet (a hole found before,
     // e.g. an M the kernel does not support, is stepped over).
     auto want = [&](std::size_t a, std::size_t b, double change) {
       const std::size_t middle = (a + b) / 2;

@@ -46,7 +46,7 @@ std::vector<KernelCounters> collect_counters(kernels::Device& device, kernels::C
                                              uint64_t seed, bool cold) {
   std::map<int64_t, bool> good;  // M -> the CSV holds an ok (or throttled) row
   for (const ProfileRow& row : read_profile_csv(csv))
-    good[row.batch] = good[row.batch] || row.status == kStatusOk || row.status == kStatusThrottled;
+    good[row.batch] = good[row.batch] || is_measured_status(row.status);
   std::unique_ptr<kernels::GemmSession> session =
       kernel.open(device, kernels::WeightShape{problem.n, problem.k, problem.batch_count}, seed);
   std::vector<KernelCounters> collected;

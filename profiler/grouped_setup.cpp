@@ -71,10 +71,6 @@ nlohmann::json describe(const LayoutChoice& choice) {
 
 }  // namespace
 
-bool GroupedRequest::any_grouped_option() const {
-  return ep != 1 || !routing.empty() || !layout.empty() || align != 0 || max_m != 0 || !preset.empty();
-}
-
 bool wants_grouped(const std::string& module, const GroupedRequest& request) {
   return module == kExpertsModule || !request.preset.empty();
 }

@@ -20,9 +20,6 @@ struct GroupedRequest {
   int64_t align = 0;          // --align (0 = 128, DeepGEMM's Hopper padding)
   int64_t max_m = 0;          // --max-m, masked slot rows (0 = the largest group of each M, rounded up to --align)
   std::string preset;         // --grouped-preset
-
-  // True when an option only grouped sweeps use was given.
-  bool any_grouped_option() const;
 };
 
 constexpr int64_t kDefaultGroupAlign = 128;

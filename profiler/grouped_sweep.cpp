@@ -153,7 +153,7 @@ std::string speed_of_light_summary(const SweepResult& result) {
     std::vector<const ProfileRow*> measured;
     const std::vector<ProfileRow> rows = read_profile_csv(file.csv);
     for (const ProfileRow& row : rows)
-      if ((row.status == kStatusOk || row.status == kStatusThrottled) && row.grouped) measured.push_back(&row);
+      if (is_measured_status(row.status) && row.grouped) measured.push_back(&row);
     if (measured.empty()) continue;
     const std::string name = file.csv.stem().string();
     if (measured.size() <= 2) {

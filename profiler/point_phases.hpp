@@ -1,4 +1,4 @@
-// Where a measured point's wall time goes (issue 17: a sweep's overhead is its wall time minus its timed
+// Where a measured point's wall time goes (a sweep's overhead is its wall time minus its timed
 // kernel time). Each point's wall time is cut into phases that add up to it exactly; a ledger keeps every
 // point's phases and reduces them to per-point medians and sums, printed after the sweep and stored in the
 // sidecar (`sweep.point_phases`), so a device run gives the breakdown without a profiler attached.

@@ -38,6 +38,15 @@ void record_measurement(ProfileRow& row, const Measurement& m, const kernels::Ch
   }
 }
 
+void record_config(ProfileRow& row, const kernels::KernelConfig& config) {
+  row.tile_m = config.tile_m;
+  row.tile_n = config.tile_n;
+  row.cluster_m = config.cluster_m;
+  row.cluster_n = config.cluster_n;
+  row.cluster_k = config.cluster_k;
+  row.split_k = config.split_k;
+}
+
 bool record_unmeasured(ProfileRow& row, const std::optional<std::string>& unsupported, bool session_open,
                        const std::string& open_error) {
   if (unsupported) {

@@ -16,6 +16,9 @@ namespace shapescope::profiler {
 void record_measurement(ProfileRow& row, const Measurement& m, const kernels::CheckResult& check, double flops,
                         double min_bytes, double check_threshold);
 
+// The kernel's launch configuration for the point's shape into the row's config columns.
+void record_config(ProfileRow& row, const kernels::KernelConfig& config);
+
 // A point that is not measured gets its status and note: `unsupported` (the kernel refuses the shape: not an
 // error, whether or not its session opened), else an error when the kernel's session did not open
 // (`open_error`). False when the point is to be measured.

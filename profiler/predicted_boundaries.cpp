@@ -8,12 +8,13 @@ namespace shapescope::profiler {
 std::vector<int64_t> predicted_boundaries(const kernels::KernelEntry& kernel, const GemmProblem& problem,
                                           int multiprocessors, int64_t max_m) {
   std::set<int64_t> boundaries;
-  if (!kernel.tile_for || multiprocessors <= 0 || max_m < 1) return {};
+  if (!kernel.config_for || multiprocessors <= 0 || max_m < 1) return {};
   for (int64_t low = 1; low <= max_m; low *= 2) {
     const int64_t high = std::min(max_m, 2 * low - 1);
-    const std::vector<int> tile = kernel.tile_for(kernels::GemmShape{low, problem.n, problem.k, problem.batch_count});
-    if (tile.size() < 2 || tile[0] <= 0 || tile[1] <= 0) continue;
-    const int64_t tile_m = tile[0], tile_n = tile[1], split_k = tile.size() > 2 ? std::max(1, tile[2]) : 1;
+    const kernels::KernelConfig config =
+        kernel.config_for(kernels::GemmShape{low, problem.n, problem.k, problem.batch_count});
+    if (config.tile_m <= 0 || config.tile_n <= 0) continue;
+    const int64_t tile_m = config.tile_m, tile_n = config.tile_n, split_k = std::max(1, config.split_k);
     const int64_t columns = (problem.n + tile_n - 1) / tile_n * split_k * std::max<int64_t>(1, problem.batch_count);
     const int64_t rows_per_wave = std::max<int64_t>(1, multiprocessors / std::max<int64_t>(1, columns));
     // Tile rows within the first wave; then the last M of each full wave.

@@ -1,5 +1,5 @@
 // Where a kernel's configuration predicts its time to step up with M, for the adaptive search's
-// coarse pass: from the tile the kernel picks (KernelEntry::tile_for) and the device's SM count,
+// coarse pass: from the tile the kernel picks (KernelEntry::config_for) and the device's SM count,
 // the last M of each wave (full waves of tiles, split-K included), and within the first wave the
 // last M of each tile row. The heuristic may pick another tile as M grows, so each power-of-two
 // range of M asks for its own tile.

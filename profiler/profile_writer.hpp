@@ -4,7 +4,7 @@
 // this run last wrote it — and replaces the file atomically, so no run wipes
 // another's rows. A finished point is written at once unless writing that often
 // would take more than 2% of the sweep: a SIGKILL then loses at most the points
-// measured in the last kWriteSpacing write times (README "Resuming, runs side by side, kills").
+// measured in the last kWriteSpacing write times (docs/profile.md, "Resuming, runs side by side, kills").
 #pragma once
 
 #include <chrono>

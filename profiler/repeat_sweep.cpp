@@ -30,7 +30,7 @@ std::vector<ScheduledPoint> repeat_schedule(const std::vector<int64_t>& m_values
 ProfileRow combine_passes(const std::vector<ProfileRow>& passes) {
   if (passes.empty()) throw std::invalid_argument("combine_passes: no rows");
   const auto failing = std::find_if(passes.begin(), passes.end(), [](const ProfileRow& row) {
-    return row.status != kStatusOk && row.status != kStatusThrottled;
+    return !is_measured_status(row.status);
   });
   if (failing != passes.end()) {
     ProfileRow row = *failing;
@@ -107,7 +107,7 @@ SteadyClock warm_until_clock_settles(kernels::Device& device, kernels::PreparedG
 
 void flag_off_steady_clock(ProfileRow& row, double steady_sm_clock_mhz) {
   if (steady_sm_clock_mhz <= 0 || row.sm_clock_mhz <= 0) return;
-  if (row.status != kStatusOk && row.status != kStatusThrottled) return;
+  if (!is_measured_status(row.status)) return;
   const double lowest = row.sm_clock_end_mhz > 0 ? std::min(row.sm_clock_mhz, row.sm_clock_end_mhz) : row.sm_clock_mhz;
   if (lowest >= kThrottleClockRatio * steady_sm_clock_mhz) return;
   row.status = kStatusThrottled;

@@ -1,4 +1,4 @@
-// `profile --repeat R` and the steady-state warm-up (issue 7): drift in the GPU's
+// `profile --repeat R` and the steady-state warm-up: drift in the GPU's
 // clock and temperature must not pose as shape. R passes go over the M list,
 // each in its own shuffled order, so slow drift spreads over all M instead of
 // correlating with M; each point then keeps the median over passes and the

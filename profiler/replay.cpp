@@ -18,8 +18,6 @@ namespace shapescope::profiler {
 
 namespace {
 
-bool usable(const std::string& status) { return status == kStatusOk || status == kStatusThrottled; }
-
 double number(const std::string& text, const std::string& where) {
   try {
     std::size_t used = 0;
@@ -37,7 +35,7 @@ SearchPoint point_of_row(const RecordedProfile& recorded, std::size_t row) {
   SearchPoint point;
   if (recorded.shapescope) {
     const ProfileRow parsed = parse_profile_row(table.header, table.rows[row], where);
-    point.measured = usable(parsed.status) && parsed.kernel_time_us > 0;
+    point.measured = is_measured_status(parsed.status) && parsed.kernel_time_us > 0;
     point.time_us = parsed.kernel_time_us;
     point.utils = parsed.utils;
     point.kernel_name = parsed.kernel_name;

@@ -32,7 +32,7 @@ std::vector<ProfileRow> resumable_rows(const std::filesystem::path& csv, const M
     throw UserError(fmt::format("cannot resume {}: it has no sidecar {}, so how its rows were measured is unknown; {}",
                                 csv.string(), sidecar_path(csv).filename().string(), kMeasureAnew));
   }
-  const auto recorded = sidecar->find("measurement_fingerprint");
+  const auto recorded = sidecar->find(sidecar_key::kMeasurementFingerprint);
   if (recorded == sidecar->end()) {
     throw UserError(fmt::format("cannot resume {}: its sidecar records no measurement fingerprint (an older "
                                 "shapescope wrote it); {}",

@@ -14,9 +14,9 @@ namespace {
 // memory bandwidth, so a point's cost still grows with both its FLOPs and its bytes.
 constexpr double kFallbackTflops = 0.05;
 constexpr double kFallbackTbPerS = 0.02;
-// Per-point seconds outside the timed runs: the session-6 H200 sweep (4140 points, cudagraph preset, every
-// kernel) took 14.3 s on one GPU with a median overhead (wall - timed) of 2.26 ms a point (session 5: ~5 ms,
-// before it 19 ms).
+// Per-point seconds outside the timed runs: the H200 sweep of 2026-11-23 at build 32932b5 (4140
+// points, cudagraph preset, every kernel) took 14.3 s on one GPU with a median overhead (wall - timed) of 2.26 ms
+// a point.
 constexpr double kPointOverheadSeconds = 0.0025;
 
 // Bytes per element of A and B for the kernel's dtype (the output is bf16).

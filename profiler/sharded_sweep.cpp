@@ -32,22 +32,22 @@ FileSummary merge_file(const std::filesystem::path& folder, const std::string& f
     rows = merge_rows(std::move(rows), read_profile_csv(csv));
     const std::optional<nlohmann::json> sidecar = read_sidecar(csv);
     if (!sidecar) throw UserError(fmt::format("{}: no sidecar beside it; re-run its shard", csv.string()));
-    const nlohmann::json fingerprint = sidecar->value("measurement_fingerprint", nlohmann::json());
+    const nlohmann::json fingerprint = sidecar->value(sidecar_key::kMeasurementFingerprint, nlohmann::json());
     if (!merged_sidecar) {
       merged_sidecar = sidecar;
-    } else if ((*merged_sidecar).value("measurement_fingerprint", nlohmann::json()) != fingerprint) {
+    } else if ((*merged_sidecar).value(sidecar_key::kMeasurementFingerprint, nlohmann::json()) != fingerprint) {
       throw UserError(fmt::format("{}: {} and {} measured it differently (measurement fingerprints differ); "
                                   "re-run one shard with the other's options",
                                   file, csvs.front().parent_path().filename().string(),
                                   csv.parent_path().filename().string()));
     }
     shards.push_back({{"folder", csv.parent_path().filename().string()},
-                      {"device", sidecar->value("device", nlohmann::json())},
-                      {"clock_at_start", sidecar->value("clock_at_start", nlohmann::json())},
-                      {"peak", sidecar->value("peak", nlohmann::json())},
-                      {"sweep", sidecar->value("sweep", nlohmann::json())}});
+                      {sidecar_key::kDevice, sidecar->value(sidecar_key::kDevice, nlohmann::json())},
+                      {sidecar_key::kClockAtStart, sidecar->value(sidecar_key::kClockAtStart, nlohmann::json())},
+                      {sidecar_key::kPeak, sidecar->value(sidecar_key::kPeak, nlohmann::json())},
+                      {sidecar_key::kSweep, sidecar->value(sidecar_key::kSweep, nlohmann::json())}});
   }
-  (*merged_sidecar)["shards"] = shards;
+  (*merged_sidecar)[sidecar_key::kShards] = shards;
   const std::filesystem::path out_csv = folder / file;
   write_file_atomically(sidecar_path(out_csv), json_text(*merged_sidecar, 2));  // never a CSV without its sidecar
   write_profile_csv(out_csv, rows);

@@ -1,7 +1,6 @@
 #include "profiler/sidecar.hpp"
 
 #include <chrono>
-#include <fstream>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -9,7 +8,6 @@
 #include "common/atomic_file.hpp"
 #include "common/json_text.hpp"
 #include "common/shape_axes.hpp"
-#include "common/user_error.hpp"
 #include "kernels/cpu/cpu_system.hpp"
 #include "profiler/build_commit.hpp"
 #include "profiler/operand_sets.hpp"
@@ -20,86 +18,60 @@ std::string utc_now_iso8601() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
 }
 
-nlohmann::json sidecar_json(const SidecarContent& c) {
-  nlohmann::json device = {{"name", c.device.name},
-                           {"backend", c.device.backend},
-                           {"multiprocessors", c.device.multiprocessors},
-                           {"l2_bytes", c.device.l2_bytes},
-                           {"memory_bytes", c.device.memory_bytes},
-                           {"driver_version", c.device.driver_version},
-                           {"runtime_version", c.device.runtime_version},
-                           {"max_sm_clock_mhz", c.device.max_sm_clock_mhz},
-                           {"uuid", c.device.uuid},
-                           {"copy_tb_per_s", c.device.copy_tb_per_s}};
-  nlohmann::json clock = nullptr;
-  if (c.clock) {
-    clock = {{"sm_clock_mhz", c.clock->sm_clock_mhz},
-             {"temperature_c", c.clock->temperature_c},
-             {"power_w", c.clock->power_w}};
+namespace {
+
+Sidecar sidecar_of(const SidecarContent& c) {
+  Sidecar sidecar;
+  sidecar.shapescope_version = SHAPESCOPE_VERSION;
+  sidecar.git_commit = kBuildCommit;  // the build's commit (profiler/build_commit.hpp)
+  sidecar.date_utc = utc_now_iso8601();
+  sidecar.command_line = c.command_line;
+  sidecar.device = {c.device.name,          c.device.backend,          c.device.multiprocessors,
+                    c.device.l2_bytes,      c.device.memory_bytes,     c.device.driver_version,
+                    c.device.runtime_version, c.device.max_sm_clock_mhz, c.device.uuid, c.device.copy_tb_per_s};
+  sidecar.cpu_model = kernels::cpu::cpu_model_name();
+  if (c.clock) sidecar.clock_at_start = SidecarClock{c.clock->sm_clock_mhz, c.clock->temperature_c, c.clock->power_w};
+  if (c.grouped_kernel) {
+    sidecar.kernel = {c.grouped_kernel->name, c.grouped_kernel->dtype, c.grouped_kernel->formats,
+                      c.grouped_kernel->description};
+  } else {
+    sidecar.kernel = {c.kernel->name, c.kernel->dtype, c.kernel->formats, c.kernel->description};
   }
-  const auto kernel = [&c]() -> nlohmann::json {
-    if (c.grouped_kernel)
-      return {{"name", c.grouped_kernel->name}, {"dtype", c.grouped_kernel->dtype},
-              {"formats", c.grouped_kernel->formats}, {"description", c.grouped_kernel->description}};
-    return {{"name", c.kernel->name}, {"dtype", c.kernel->dtype}, {"formats", c.kernel->formats},
-            {"description", c.kernel->description}};
-  };
-  nlohmann::json content = {
-      {"shapescope_version", SHAPESCOPE_VERSION},
-      {"git_commit", kBuildCommit},  // the build's commit (profiler/build_commit.hpp)
-      {"date_utc", utc_now_iso8601()},
-      {"command_line", c.command_line},
-      {"device", device},
-      {"cpu_model", kernels::cpu::cpu_model_name()},
-      {"clock_at_start", clock},
-      {"kernel", kernel()},
-      {"problem",
-       {{"model", c.problem.model}, {"module", c.problem.module}, {"tp", c.problem.tp}, {"n", c.problem.n},
-        {"k", c.problem.k}, {"batch_count", c.problem.batch_count}, {"experts", c.problem.experts},
-        {"top_k", c.problem.top_k}, {"cuts_scale_block", c.problem.cuts_scale_block},
-        {"raw_shape", is_raw_shape(c.problem)}}},  // profile --shape: no model, module "" and tp 1
-      {"peak", {{"tflops", c.peak.tflops}, {"source", c.peak.source}}},
-      {"measurement",
-       {{"warmup_runs", c.measure.warmup_runs}, {"min_samples", c.measure.min_samples},
-        {"max_samples", c.measure.max_samples}, {"target_rel_stderr", c.measure.target_rel_stderr},
-        {"stopping_criterion", c.measure.stopping_criterion}, {"criterion_params", c.measure.criterion_params},
-        {"max_seconds_per_point", c.measure.max_seconds_per_point}, {"hot", c.measure.hot},
-        {"seed", c.seed}, {"timing", kernels::to_string(c.measure.timing)},
-        {"programmatic_launch", c.programmatic_launch},
-        {"graph_rotation",
-         {{"max_operand_sets", kMaxOperandSets}, {"target_l2_multiple", kRotationL2Multiple},
-          {"memory_share", kRotationMemoryShare}}},
-        {"timing_floors", c.floors.to_json()}}},
-      {"measurement_fingerprint", fingerprint_json(c.fingerprint)},
-      {"sweep",
-       {{"wall_s", c.timing.wall_s}, {"setup_s", c.timing.setup_s}, {"timed_kernel_s", c.timing.timed_s},
-        {"overhead_ratio", c.timing.overhead()}, {"interrupted", c.interrupted}}},
-  };
-  if (c.phases.points() > 0) content["sweep"]["point_phases"] = c.phases.to_json();
-  if (c.grouped) content["grouped"] = *c.grouped;
-  if (c.m_search) content["m_search"] = *c.m_search;
-  return content;
+  sidecar.problem = {c.problem.model,   c.problem.module,      c.problem.tp,      c.problem.n,
+                     c.problem.k,       c.problem.batch_count, c.problem.experts, c.problem.top_k,
+                     c.problem.cuts_scale_block, is_raw_shape(c.problem)};
+  sidecar.peak = {c.peak.tflops, c.peak.source};
+  SidecarMeasurement& measurement = sidecar.measurement;
+  measurement.warmup_runs = c.measure.warmup_runs;
+  measurement.min_samples = c.measure.min_samples;
+  measurement.max_samples = c.measure.max_samples;
+  measurement.target_rel_stderr = c.measure.target_rel_stderr;
+  measurement.stopping_criterion = c.measure.stopping_criterion;
+  measurement.criterion_params = c.measure.criterion_params;
+  measurement.max_seconds_per_point = c.measure.max_seconds_per_point;
+  measurement.hot = c.measure.hot;
+  measurement.seed = c.seed;
+  measurement.timing = kernels::to_string(c.measure.timing);
+  measurement.programmatic_launch = c.programmatic_launch;
+  measurement.graph_rotation = {{"max_operand_sets", kMaxOperandSets},
+                                {"target_l2_multiple", kRotationL2Multiple},
+                                {"memory_share", kRotationMemoryShare}};
+  measurement.timing_floors = c.floors.to_json();
+  sidecar.measurement_fingerprint = fingerprint_json(c.fingerprint);
+  sidecar.sweep = {c.timing.wall_s, c.timing.setup_s, c.timing.timed_s, c.timing.overhead(), c.interrupted,
+                   std::nullopt};
+  if (c.phases.points() > 0) sidecar.sweep.point_phases = c.phases.to_json();
+  sidecar.grouped = c.grouped;
+  sidecar.m_search = c.m_search;
+  return sidecar;
 }
 
-std::filesystem::path sidecar_path(const std::filesystem::path& csv_path) {
-  std::filesystem::path path = csv_path;
-  return path.replace_extension(".json");
-}
+}  // namespace
+
+nlohmann::json sidecar_json(const SidecarContent& content) { return shapescope::sidecar_json(sidecar_of(content)); }
 
 void write_sidecar(const std::filesystem::path& csv_path, const SidecarContent& content) {
   write_file_atomically(sidecar_path(csv_path), json_text(sidecar_json(content), 2));
-}
-
-std::optional<nlohmann::json> read_sidecar(const std::filesystem::path& csv_path) {
-  const std::filesystem::path path = sidecar_path(csv_path);
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  nlohmann::json parsed = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) {
-    throw UserError(fmt::format("{}: not valid JSON; fix or delete the sidecar (and its CSV) to measure again",
-                                path.string()));
-  }
-  return parsed;
 }
 
 }  // namespace shapescope::profiler

@@ -1,4 +1,5 @@
-// The JSON file beside each profile CSV: where, when, how and with what it was measured.
+// The JSON file beside each profile CSV: where, when, how and with what it was measured, from what the
+// sweep knows (its keys are common/sidecar_schema.hpp's).
 #pragma once
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/model_catalog.hpp"
+#include "common/sidecar_schema.hpp"
 #include "kernels/grouped_gemm.hpp"
 #include "kernels/kernel.hpp"
 #include "profiler/measure.hpp"
@@ -46,11 +48,8 @@ struct SidecarContent {
 };
 
 nlohmann::json sidecar_json(const SidecarContent& content);
-// `<csv without .csv>.json`, written atomically.
-std::filesystem::path sidecar_path(const std::filesystem::path& csv_path);
+// At sidecar_path(csv_path) (common/sidecar_schema.hpp, where read_sidecar is too), written atomically.
 void write_sidecar(const std::filesystem::path& csv_path, const SidecarContent& content);
-// The sidecar beside `csv_path` as JSON; nullopt when there is none. Throws UserError when it is not JSON.
-std::optional<nlohmann::json> read_sidecar(const std::filesystem::path& csv_path);
 
 std::string utc_now_iso8601();
 

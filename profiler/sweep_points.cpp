@@ -38,7 +38,7 @@ ProfileRow measure_one(FilePoints& file, int64_t m, const std::string& label, co
 
 // What the search needs of a row.
 SearchPoint search_point(const ProfileRow& row) {
-  const bool measured = (row.status == kStatusOk || row.status == kStatusThrottled) && row.kernel_time_us > 0;
+  const bool measured = is_measured_status(row.status) && row.kernel_time_us > 0;
   return {measured, row.kernel_time_us, row.utils, row.kernel_name, measured ? row.ci95_us / row.kernel_time_us : 0};
 }
 

@@ -32,8 +32,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-bool counts_as_ok(const ProfileRow& row) { return row.status == kStatusOk || row.status == kStatusThrottled; }
-
 }  // namespace
 
 FileSummary summarize_profile(const std::filesystem::path& csv, const std::vector<ProfileRow>& rows) {
@@ -42,7 +40,7 @@ FileSummary summarize_profile(const std::filesystem::path& csv, const std::vecto
   summary.points = int64_t(rows.size());
   bool first = true;
   for (const ProfileRow& row : rows) {
-    if (!counts_as_ok(row)) {
+    if (!is_measured_status(row.status)) {
       ++summary.failed;
       continue;
     }
@@ -58,8 +56,9 @@ FileSummary summarize_profile(const std::filesystem::path& csv, const std::vecto
 // interrupted. Nothing is left to measure, so only that flag is set right.
 void mark_sidecar_complete(const std::filesystem::path& csv) {
   std::optional<nlohmann::json> sidecar = read_sidecar(csv);
-  if (!sidecar || !sidecar->contains("sweep") || !(*sidecar)["sweep"].is_object()) return;
-  nlohmann::json& interrupted = (*sidecar)["sweep"]["interrupted"];
+  using namespace sidecar_key;
+  if (!sidecar || !sidecar->contains(kSweep) || !(*sidecar)[kSweep].is_object()) return;
+  nlohmann::json& interrupted = (*sidecar)[kSweep][kInterrupted];
   if (interrupted == false) return;
   interrupted = false;
   write_file_atomically(sidecar_path(csv), json_text(*sidecar, 2));
@@ -243,6 +242,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         row.batch_count = problem.batch_count;
         const kernels::GemmShape shape{m, problem.n, problem.k, problem.batch_count};
         const auto unsupported = kernel.unsupported_reason ? kernel.unsupported_reason(shape) : std::nullopt;
+        if (!unsupported && kernel.config_for) record_config(row, kernel.config_for(shape));
         if (!record_unmeasured(row, unsupported, sessions != nullptr, open_error)) {
           outcome.phases = measure_point(device, *sessions, plan, row);
           if (outcome.phases) outcome.timed_s = (*outcome.phases)[PointPhase::timed];

@@ -31,7 +31,7 @@ struct SweepSettings {
   uint64_t seed = 1;                 // weights (and routing); each M's activations derive from it
   PeakMode peak_mode = PeakMode::datasheet;
   double peak_override_tflops = 0;
-  double check_threshold = 1e-2;     // rel_err above it: numerical_fail
+  double check_threshold = kernels::kCheckThreshold;  // rel_err above it: numerical_fail
   std::string command_line;
   bool progress = false;
   bool steady_warm_up = true;        // on a GPU, warm up until the SM clock settles before the sweep

@@ -31,7 +31,7 @@ struct VerifyCaptureRequest {
   bool programmatic_launch = true;      // --pdl: the profiles' graph timing ran with it on (auto)
   bool warm_up = true;                  // GPU: settle the SM clock first
   uint64_t seed = 1;
-  double check_threshold = 1e-2;
+  double check_threshold = kernels::kCheckThreshold;
 };
 
 // What a replay will run, checked before any work.

@@ -22,7 +22,7 @@ struct VerifyRequest {
   MeasureOptions measure;
   int max_plans_per_series = 10;   // the plans with the largest predicted gain first
   uint64_t seed = 1;
-  double check_threshold = 1e-2;
+  double check_threshold = kernels::kCheckThreshold;
 };
 
 // "a/report.json" -> "a/report.verify.json"

@@ -7,8 +7,8 @@
 #   2 GPU tests
 #   3 our kernels on DeepSeek-V3 TP8 (cudagraph preset)
 #   4 Qwen3 FP8 MoE models at TP8: ours normal + pre-shuffled vs cuBLASLt block-scaled
-#   5 issue 7: the same llama sweep twice with --repeat 3 (M = 64..8192 step 64)
-#   6 issue 6: analyze the llama profile, verify its plans on the GPU
+#   5 drift: the same llama sweep twice with --repeat 3 (M = 64..8192 step 64)
+#   6 plans: analyze the llama profile, verify its plans on the GPU
 #   7 kernel_bench: ours vs cuBLASLt (DeepSeek-V3 TP8 and TP1 large, MLA batched)
 # Usage: scripts/device_session.sh BUILD_DIR OUT_DIR [STEP...]   (default: all steps)
 set -uo pipefail

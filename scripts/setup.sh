@@ -7,13 +7,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake g++ libeigen3-dev nlohmann-json3-dev libfmt-dev libgtest-dev libcli11-dev python3)
+packages=(cmake g++ libeigen3-dev nlohmann-json3-dev libfmt-dev libgtest-dev libcli11-dev python3 python3-venv python3-pip
+          python3-setuptools)
 for argument in "$@"; do
   case $argument in
     --hip) packages+=(hipcc libamdhip64-dev librocm-smi-dev ccache) ;;
     *) echo "setup: unknown option $argument (only --hip)" >&2; exit 2 ;;
   esac
 done
+# python3-venv, python3-pip and python3-setuptools install the Python package offline (docs/plugins_and_python.md).
 # Installed when root, never required: mpirun for the sharded-sweep test (profile never links MPI; the test
 # skips without it).
 optional=(openmpi-bin)

@@ -148,6 +148,28 @@ ProfileRow profile_row(int64_t m, double time_us, const std::string& status) {
   return row;
 }
 
+TEST(Readers, ShapescopeTileColumnsReachThePointsAndOldProfilesHaveNone) {
+  ScratchDir dir;
+  ProfileRow configured = profile_row(16, 10, kStatusOk);
+  configured.tile_m = 64;
+  configured.tile_n = 256;
+  configured.split_k = 2;
+  const ProfileRow unrecorded = profile_row(32, 12, kStatusOk);  // 0: the kernel did not say
+  const auto file = dir.write("tiles.csv", profile_csv({configured, unrecorded}));
+  const Series series = read_series_file(file.string(), {}).at(0);
+  ASSERT_EQ(series.points.size(), 2u);
+  EXPECT_EQ(series.points[0].tile, (TileShape{64, 256}));
+  EXPECT_EQ(series.points[0].split_k, 2);
+  EXPECT_FALSE(series.points[1].tile.has_value());
+  EXPECT_EQ(series.points[1].split_k, 1);
+  // A profile written before the columns existed reads as before.
+  const auto old =
+      dir.write("old.csv", "batch,kernel_time,flops,utils,kernel_name,status\n8,10,1,0.5,tile_128x128,ok\n");
+  const Series old_series = read_series_file(old.string(), {}).at(0);
+  EXPECT_EQ(old_series.format, "shapescope");
+  EXPECT_FALSE(old_series.points.at(0).tile.has_value());
+}
+
 TEST(Readers, ShapescopeProfileSetsFailedRowsAsideAndReadsItsSidecar) {
   ScratchDir dir;
   const auto file = dir.write("llama3_8b_o_proj_tp1_N4096_K512_fp8_blockscale.csv",

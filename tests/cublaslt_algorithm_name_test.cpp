@@ -97,6 +97,34 @@ TEST(CublasLtAlgorithmName, AnalyzeReadsTheTileFromIt) {
       << "with no tile, neither the stages nor the cluster shape may be read as one: " << undecided.describe();
 }
 
+// The profile's config columns, in our terms like the tile: cuBLASLt's cluster "AxBx1" is A CTAs along
+// its D's rows (our N) by B along its columns (our M).
+TEST(CublasLtAlgorithmName, TheConfigurationIsReadTransposed) {
+  CublasLtAlgorithmInfo info = sample_algorithm();
+  info.tile = value_of(kCublasLtTileNames, "256x64");
+  info.cluster_shape = value_of(kCublasLtClusterShapeNames, "4x2x1");
+  info.split_k = 3;
+  info.set_tile_extents();
+  const KernelConfig config = info.config();
+  EXPECT_EQ(config.tile_m, 64);
+  EXPECT_EQ(config.tile_n, 256);
+  EXPECT_EQ(config.cluster_m, 2);
+  EXPECT_EQ(config.cluster_n, 4);
+  EXPECT_EQ(config.cluster_k, 1);
+  EXPECT_EQ(config.split_k, 3);
+  info.cluster_shape = 0;  // the library decides: unknown
+  EXPECT_EQ(info.config().cluster_m, 0);
+  EXPECT_EQ(info.config().tile_m, 64);
+  info.tile = 0;
+  info.set_tile_extents();
+  EXPECT_EQ(info.config().tile_m, 0);
+  EXPECT_EQ(info.config().split_k, 0);
+  EXPECT_EQ(cublaslt_extents("1x16x1"), (std::vector<int>{1, 16, 1}));
+  EXPECT_TRUE(cublaslt_extents("x2").empty());
+  EXPECT_TRUE(cublaslt_extents("2x").empty());
+  EXPECT_TRUE(cublaslt_extents("").empty());
+}
+
 TEST(CublasLtAlgorithmName, TileExtentsParseOnlyMxN) {
   EXPECT_EQ(cublaslt_tile_extents("128x256"), (std::pair<int, int>{128, 256}));
   EXPECT_EQ(cublaslt_tile_extents("auto"), (std::pair<int, int>{0, 0}));

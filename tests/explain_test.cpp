@@ -82,6 +82,40 @@ TEST(Explain, CublasLtDescriptionTileIsReadTransposed) {
   EXPECT_EQ(*ruled, "waves 75% full vs 50% at M=128");
 }
 
+// shapescope profiles record the tile (and split-K) in columns: explain reads them and parses no name.
+TEST(Explain, TheTileColumnsOverTheKernelName) {
+  Series series = wave_series();
+  for (SeriesPoint& point : series.points) {
+    point.kernel_name = "a kernel whose name carries no tile";
+    point.tile = TileShape{64, 64};
+  }
+  Explanation explanation = explain_anomaly(series, anomaly_at_129(series));
+  ASSERT_EQ(explanation.causes.size(), 1u) << explanation.summary();
+  EXPECT_EQ(explanation.causes[0].kind, CauseKind::wave_quantization);
+  EXPECT_NE(explanation.causes[0].evidence.find("6 tiles on 4 SMs = 2 wave(s)"), std::string::npos)
+      << explanation.causes[0].evidence;
+  // The columns win over a tile the name seems to carry.
+  for (SeriesPoint& point : series.points) point.kernel_name = "tile_32x32_kernel";
+  explanation = explain_anomaly(series, anomaly_at_129(series));
+  ASSERT_EQ(explanation.causes.size(), 1u) << explanation.summary();
+  EXPECT_NE(explanation.causes[0].evidence.find("64x64 tiles"), std::string::npos) << explanation.causes[0].evidence;
+  // Split-K multiplies the CTAs: 4 tiles x 2 = 8 CTAs fill two waves at M = 128, 12 fill three at M = 129.
+  for (SeriesPoint& point : series.points) point.split_k = 2;
+  explanation = explain_anomaly(series, anomaly_at_129(series));
+  const auto ruled = std::find_if(explanation.ruled_out.begin(), explanation.ruled_out.end(),
+                                  [](const std::string& reason) { return reason.starts_with("waves"); });
+  ASSERT_NE(ruled, explanation.ruled_out.end()) << explanation.summary();
+  EXPECT_EQ(*ruled, "waves 100% full vs 100% at M=128");
+  // Neither columns nor a tile in the name: no wave claim, and the reason says where it looked.
+  for (SeriesPoint& point : series.points) {
+    point.tile.reset();
+    point.kernel_name = "a kernel whose name carries no tile";
+  }
+  EXPECT_NE(explain_anomaly(series, anomaly_at_129(series)).summary().find("no tile shape in the profile or the "
+                                                                          "kernel name"),
+            std::string::npos);
+}
+
 TEST(Explain, NoiseAndThrottlingFromTheColumns) {
   Series series = wave_series();
   series.multiprocessors = 0;  // no SM count: no wave claim

@@ -112,7 +112,7 @@ TEST(ModelCatalog, DeepseekV3AtTp8MatchesAitersTunedShapes) {
     EXPECT_TRUE(tuned.contains({problem.n, problem.k}))
         << problem.module << " N=" << problem.n << " K=" << problem.k << " is not in AITER's DeepSeek-V3 tables";
   }
-  // The pairs issue 2 lists, read off AITER's files.
+  // DeepSeek-V3's dense (N, K) pairs, read off AITER's files.
   const std::set<std::pair<int64_t, int64_t>> expected = {{3072, 1536}, {4096, 512}, {7168, 2048}, {2112, 7168},
                                                           {4608, 7168}, {7168, 2304}, {512, 7168},  {7168, 256}};
   EXPECT_EQ(derived, expected);

@@ -160,7 +160,7 @@ TEST(Fp8BlockscaleConfig, ConfigurationsFitTheDevicesSharedMemory) {
 // A GPU with more SMs and at least as many resident clusters of every split never runs a
 // shape on fewer CTAs, nor (modelled) slower than the H100's configuration would run there,
 // which is one of its candidates. It is not always faster than the H100 itself: the grid of
-// more SMs can end in a worse-balanced last round (v13, N=7168 K=256 at M=735: 5% slower).
+// more SMs can end in a worse-balanced last wave (N=7168 K=256 at M=735: 5% slower).
 TEST(Fp8BlockscaleConfig, MoreMultiprocessorsNeverRunSlowerOrOnFewerCtas) {
   const GridCostModel model;
   for (const WeightCase& w : deepseek_tp8()) {
@@ -178,7 +178,7 @@ TEST(Fp8BlockscaleConfig, MoreMultiprocessorsNeverRunSlowerOrOnFewerCtas) {
   }
 }
 
-// What the H100 measurements behind the cost model showed (docs/KERNEL_NOTES.md, session 2).
+// What the H100 measurements behind the cost model showed (docs/KERNEL_NOTES.md).
 TEST(Fp8BlockscaleConfig, SplitsAndTilesWhereMeasurementsSaidTheyPay) {
   const auto config_at = [](int64_t m, int64_t n, int64_t k) {
     return choose_fp8_blockscale_config(GemmShape{m, n, k, 1}, kH100);
@@ -206,7 +206,7 @@ TEST(Fp8BlockscaleConfig, SplitsAndTilesWhereMeasurementsSaidTheyPay) {
 // save a split may it, within the tie band). On an H100, llama3_8b gate_up (TP2) switched from
 // 128 x 256 at M=896 to 128 x 128 at M=912-944, priced above 128 x 256 there, and lost 16-18%
 // MFU. The modelled time itself may dip as M grows where a larger M balances the rounds of an
-// HBM-bound grid better (v13, N=7168 K=256: M=1040 3.7% below a smaller M), so that is not asserted.
+// HBM-bound grid better (N=7168 K=256: M=1040 3.7% below a smaller M), so that is not asserted.
 TEST(Fp8BlockscaleConfig, LargerMNeverSwitchesToAConfigurationModelledSlower) {
   const GridCostModel model;
   for (const WeightCase& w : swept_shapes()) {

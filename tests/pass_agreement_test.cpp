@@ -105,7 +105,7 @@ TEST(PassAgreement, RefusesWhatIsNotPassesOfOneSweep) {
 }
 
 TEST(PassAgreement, RepeatProfileOfTheH100) {
-  // llama3_8b gate_up TP2, M = 64..8192 step 64, --repeat 3 (README "Stability").
+  // llama3_8b gate_up TP2, M = 64..8192 step 64, --repeat 3 (docs/results/2026-11-22-h100.md, "Stability").
   const std::string path = SHAPESCOPE_SOURCE_DIR
       "/profiles/nvidia_h100_80gb_hbm3/repeat_run1/llama3_8b_gate_up_proj_tp2_N14336_K4096_cublaslt_bf16.csv";
   const std::vector<Series> read = read_series_or_passes(path, {});

@@ -104,6 +104,32 @@ TEST(ProfileSchema, RowRoundTripsExactlyThroughCsv) {
   EXPECT_EQ(read.note, written.note);
 }
 
+TEST(ProfileSchema, TheKernelConfigurationRoundTripsAndOldProfilesReadWithoutIt) {
+  ProfileRow written = measured_row();
+  written.tile_m = 64;
+  written.tile_n = 256;
+  written.cluster_m = 1;
+  written.cluster_n = 2;
+  written.cluster_k = 1;
+  written.split_k = 3;
+  const csv::Table table =
+      csv::parse(csv::format_row(profile_columns()) + csv::format_row(to_fields(written)), "config.csv");
+  const ProfileRow read = parse_profile_row(table.header, table.rows[0], "config.csv:2");
+  EXPECT_EQ(read.tile_m, 64);
+  EXPECT_EQ(read.tile_n, 256);
+  EXPECT_EQ(read.cluster_m, 1);
+  EXPECT_EQ(read.cluster_n, 2);
+  EXPECT_EQ(read.cluster_k, 1);
+  EXPECT_EQ(read.split_k, 3);
+  // A profile written before the columns: the configuration is unknown (0), the row still reads.
+  const csv::Table old = csv::parse("batch,kernel_time,flops,utils,kernel_name,status,note\n4,10,1,0.5,k,ok,\n",
+                                    "old.csv");
+  const ProfileRow unknown = parse_profile_row(old.header, old.rows[0], "old.csv:2");
+  EXPECT_EQ(unknown.tile_m, 0);
+  EXPECT_EQ(unknown.tile_n, 0);
+  EXPECT_EQ(unknown.split_k, 0);
+}
+
 TEST(ProfileSchema, ReadsStudyRowsWithDefaults) {
   const std::vector<std::string> header = {"batch", "kernel_time", "flops", "utils", "kernel_name"};
   const ProfileRow row = parse_profile_row(header, {"16", "128.8", "58.4", "0.35181", "cutlass_gemm"}, "study.csv:9");
@@ -145,6 +171,15 @@ TEST(ProfileSchema, RejectsBadRequiredValues) {
   expect_error(header, {"x", "12", "1", "0.1", "k", "ok"}, "column 'batch'");
   expect_error(header, {"0", "12", "1", "0.1", "k", "ok"}, "batch is 0");
   expect_error({"batch", "flops", "utils"}, {"1", "1", "0.1"}, "missing column 'kernel_time'");
+}
+
+TEST(ProfileSchema, EveryMeasuredStatusNeedsATime) {
+  EXPECT_TRUE(is_measured_status(kStatusOk));
+  EXPECT_TRUE(is_measured_status(kStatusThrottled));
+  for (const char* status : {kStatusNumericalFail, kStatusError, kStatusSkippedOom, kStatusUnsupported, kStatusNoRows})
+    EXPECT_FALSE(is_measured_status(status)) << status;
+  const std::vector<std::string> header = {"batch", "kernel_time", "flops", "utils", "kernel_name", "status"};
+  expect_error(header, {"16", "0", "1", "0.1", "k", kStatusThrottled}, "kernel_time is 0 on a row with status throttled");
 }
 
 TEST(ProfileSchema, SkippedPointsMayHaveNoTime) {

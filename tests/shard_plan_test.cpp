@@ -155,7 +155,7 @@ double queue_makespan(const std::vector<double>& shard_costs, const std::vector<
 
 TEST(ShardPlan, AWorkQueueFinishesUnequalWorkersTogetherWhereAStaticCutDoesNot) {
   // The prediction is wrong file by file (true cost 0.6x to 1.4x of it) and the second GPU is 10% slower:
-  // what the session-4 run met (shards of equal predicted cost measured in 19.5 to 24.5 s).
+  // what the two-H200 run of 2026-11-23 met (shards of equal predicted cost measured in 19.5 to 24.5 s).
   const std::vector<SweepPoint> points = deepseek_points();
   std::map<std::string, double> error;
   for (const SweepPoint& point : points) error.try_emplace(point.file, 0.6 + 0.8 * double(error.size() % 7) / 6);

@@ -170,6 +170,38 @@ TEST_F(SweepRunnerTest, FailuresBecomeRowsAndTheSweepGoesOn) {
   EXPECT_EQ(std::distance(fs::directory_iterator(out), fs::directory_iterator()), 2);
 }
 
+TEST_F(SweepRunnerTest, EveryRowRecordsTheConfigurationTheKernelEntryPicksForItsShape) {
+  kernels::KernelEntry entry = kernels::find_kernel(kFakeKernel);
+  entry.name = "test_fake_configured_kernel";
+  entry.config_for = [](const kernels::GemmShape& shape) {
+    return kernels::KernelConfig{shape.m < 8 ? 64 : 128, 256, 1, 2, 1, shape.m < 8 ? 4 : 1};
+  };
+  kernels::register_kernel(entry);
+  plan.kernels = {entry.name};
+  run_sweep(device, plan);
+  std::map<int64_t, ProfileRow> rows;
+  for (const ProfileRow& row : read_profile_csv(out / profile_file_name(plan.problems[0], entry.name)))
+    rows[row.batch] = row;
+  ASSERT_EQ(rows.size(), plan.m_values.size());
+  // Measured, failed and skipped rows alike: the configuration is a fact of the shape.
+  for (const int64_t m : {1, 7, 9, 64}) {
+    EXPECT_EQ(rows[m].tile_m, m < 8 ? 64 : 128) << "M=" << m;
+    EXPECT_EQ(rows[m].tile_n, 256) << "M=" << m;
+    EXPECT_EQ(rows[m].cluster_m, 1) << "M=" << m;
+    EXPECT_EQ(rows[m].cluster_n, 2) << "M=" << m;
+    EXPECT_EQ(rows[m].cluster_k, 1) << "M=" << m;
+    EXPECT_EQ(rows[m].split_k, m < 8 ? 4 : 1) << "M=" << m;
+  }
+  // A shape the kernel refuses has no configuration.
+  EXPECT_EQ(rows[3].status, kStatusUnsupported);
+  EXPECT_EQ(rows[3].tile_m, 0);
+  EXPECT_EQ(rows[3].split_k, 0);
+  // The fake entry sets no config_for: its rows say nothing.
+  plan.kernels = {kFakeKernel};
+  run_sweep(device, plan);
+  for (const auto& [m, row] : rows_by_m()) EXPECT_EQ(row.tile_m, 0) << "M=" << m;
+}
+
 TEST_F(SweepRunnerTest, ResumeKeepsMeasuredRowsAndMeasuresOnlyTheRest) {
   SweepPlan earlier_plan = plan;
   earlier_plan.m_values = {2};
@@ -455,7 +487,7 @@ TEST_F(SweepRunnerTest, CounterPassCollectsEveryGoodPointOnce) {
   }
 }
 
-// Issue 16: a cold count flushes and waits before EVERY pass, not once before the first, so
+// A cold count flushes and waits before EVERY pass, not once before the first, so
 // no pass starts with lines dirtied before it (the pass before, the traced run, operand fills)
 // and pays their write-back; a hot count leaves the cache as the previous run left it.
 std::vector<std::string> counter_pass_log(testing_fakes::DeviceScript& script, kernels::Device& device,

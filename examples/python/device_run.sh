@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call for issue 13's examples: a .so plugin and three Python callables profiled by shapescope.
+# One device call for the any-kernel examples: a .so plugin and three Python callables profiled by shapescope.
 #   examples/python/device_run.sh BUILD_DIR [STEP...]   (BUILD_DIR holds bin/profile, bin/analyze, lib/*.so;
 #   steps 0-5 below, all by default; each sweep resumes, so a step cut short can be run again)
 # Writes profiles under $OUT/profiles (OUT defaults to ./device_out), logs beside them, and prints a summary.

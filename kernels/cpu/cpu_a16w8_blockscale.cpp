@@ -18,6 +18,12 @@ using synthetic::kScaleBlock;
 using synthetic::Stream;
 
 struct A16w8Weights {
+  A16w8Weights(const WeightShape& shape, uint64_t seed, int threads)
+      : shape(shape),
+        seed(seed),
+        codes(fp8_codes(seed, Stream::b_codes, shape.batch_count, shape.n, shape.k, threads)),
+        scales(block_scales(seed, Stream::b_scales, shape.batch_count * blocks(shape.n) * blocks(shape.k))) {}
+
   WeightShape shape;
   uint64_t seed = 0;
   std::vector<uint8_t> codes;  // [batch][n][k]
@@ -36,6 +42,11 @@ class A16w8Gemm final : public CpuPreparedGemm {
         weights_(weights),
         a_values_(bf16_values(seed, Stream::a_bf16, shape().batch_count, m, shape().k, threads)),
         a_decoded_(a_values_.size()) {}
+
+  // bf16 values + decoded floats + bf16 output
+  static std::size_t activation_bytes(const WeightShape& s, int64_t m) {
+    return std::size_t(s.batch_count * (m * s.k * 6 + m * s.n * 2));
+  }
 
   void run() override {
     const auto& table = e4m3_table();
@@ -68,49 +79,17 @@ class A16w8Gemm final : public CpuPreparedGemm {
   std::vector<float> a_decoded_;  // scratch, rewritten by every run
 };
 
-class A16w8Session final : public GemmSession {
- public:
-  A16w8Session(const WeightShape& shape, uint64_t seed, int threads) : threads_(threads) {
-    weights_.shape = shape;
-    weights_.seed = seed;
-    weights_.codes = fp8_codes(seed, Stream::b_codes, shape.batch_count, shape.n, shape.k, threads);
-    weights_.scales = block_scales(seed, Stream::b_scales, shape.batch_count * blocks(shape.n) * blocks(shape.k));
-  }
-
-  std::size_t activation_bytes(int64_t m) const override {
-    const WeightShape& s = weights_.shape;
-    // bf16 values + decoded floats + bf16 output
-    return std::size_t(s.batch_count * (m * s.k * 6 + m * s.n * 2));
-  }
-
-  std::unique_ptr<PreparedGemm> prepare(int64_t m, uint64_t seed) override {
-    return std::make_unique<A16w8Gemm>(weights_, m, seed, threads_);
-  }
-
- private:
-  int threads_;
-  A16w8Weights weights_;
-};
-
 }  // namespace
 
 KernelEntry cpu_a16w8_blockscale_entry() {
-  KernelEntry entry;
-  entry.name = "cpu_a16w8_blockscale";
-  entry.backend = BackendKind::cpu;
-  entry.dtype = "a16w8";
-  entry.formats = "A bf16, B e4m3 128x128 f32 scales, C bf16";
-  entry.description = "weights dequantized per 128x128 block inside the run, Eigen sgemm, fp32 accumulation";
-  entry.batched = true;
-  entry.unsupported_reason = [](const GemmShape&) -> std::optional<std::string> { return std::nullopt; };
+  KernelEntry entry = cpu_kernel_entry<A16w8Weights, A16w8Gemm>(
+      "cpu_a16w8_blockscale", "a16w8", "A bf16, B e4m3 128x128 f32 scales, C bf16",
+      "weights dequantized per 128x128 block inside the run, Eigen sgemm, fp32 accumulation");
   entry.describe_config = [](const GemmShape& shape) {
     return fmt::format("{} tiles of M{}xN128, B dequantized in {} K blocks of 128", blocks(shape.n) * shape.batch_count,
                        shape.m, blocks(shape.k));
   };
-  entry.tile_for = [](const GemmShape& shape) { return std::vector<int>{int(shape.m), int(kScaleBlock), 1}; };
-  entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
-    return std::make_unique<A16w8Session>(shape, seed, device.info().multiprocessors);
-  };
+  entry.config_for = [](const GemmShape& shape) { return KernelConfig::plain_tile(int(shape.m), int(kScaleBlock)); };
   return entry;
 }
 

@@ -16,6 +16,11 @@ using synthetic::blocks;
 using synthetic::Stream;
 
 struct Bf16Weights {
+  Bf16Weights(const WeightShape& shape, uint64_t seed, int threads)
+      : shape(shape),
+        seed(seed),
+        decoded(decode_all(bf16_values(seed, Stream::b_bf16, shape.batch_count, shape.n, shape.k, threads), threads)) {}
+
   WeightShape shape;
   uint64_t seed = 0;
   std::vector<float> decoded;  // [batch][n][k]
@@ -30,6 +35,11 @@ class Bf16Gemm final : public CpuPreparedGemm {
         weights_(weights),
         a_values_(bf16_values(seed, Stream::a_bf16, shape().batch_count, m, shape().k, threads)),
         a_decoded_(a_values_.size()) {}
+
+  // bf16 values + decoded floats + bf16 output
+  static std::size_t activation_bytes(const WeightShape& s, int64_t m) {
+    return std::size_t(s.batch_count * (m * s.k * 6 + m * s.n * 2));
+  }
 
   void run() override {
     const int64_t m = shape().m, n = shape().n, k = shape().k, n_tiles = blocks(n);
@@ -52,47 +62,16 @@ class Bf16Gemm final : public CpuPreparedGemm {
   std::vector<float> a_decoded_;  // scratch, rewritten by every run
 };
 
-class Bf16Session final : public GemmSession {
- public:
-  Bf16Session(const WeightShape& shape, uint64_t seed, int threads) : threads_(threads) {
-    weights_.shape = shape;
-    weights_.seed = seed;
-    weights_.decoded =
-        decode_all(bf16_values(seed, Stream::b_bf16, shape.batch_count, shape.n, shape.k, threads), threads);
-  }
-
-  std::size_t activation_bytes(int64_t m) const override {
-    const WeightShape& s = weights_.shape;
-    return std::size_t(s.batch_count * (m * s.k * 6 + m * s.n * 2));
-  }
-
-  std::unique_ptr<PreparedGemm> prepare(int64_t m, uint64_t seed) override {
-    return std::make_unique<Bf16Gemm>(weights_, m, seed, threads_);
-  }
-
- private:
-  int threads_;
-  Bf16Weights weights_;
-};
-
 }  // namespace
 
 KernelEntry cpu_bf16_entry() {
-  KernelEntry entry;
-  entry.name = "cpu_bf16";
-  entry.backend = BackendKind::cpu;
-  entry.dtype = "bf16";
-  entry.formats = "A bf16, B bf16, C bf16";
-  entry.description = "dense baseline: Eigen sgemm on bf16 widened to float, fp32 accumulation";
-  entry.batched = true;
-  entry.unsupported_reason = [](const GemmShape&) -> std::optional<std::string> { return std::nullopt; };
+  KernelEntry entry = cpu_kernel_entry<Bf16Weights, Bf16Gemm>(
+      "cpu_bf16", "bf16", "A bf16, B bf16, C bf16",
+      "dense baseline: Eigen sgemm on bf16 widened to float, fp32 accumulation");
   entry.describe_config = [](const GemmShape& shape) {
     return fmt::format("{} tiles of M{}xN{}, full K={}", blocks(shape.n) * shape.batch_count, shape.m, kTileN, shape.k);
   };
-  entry.tile_for = [](const GemmShape& shape) { return std::vector<int>{int(shape.m), int(kTileN), 1}; };
-  entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
-    return std::make_unique<Bf16Session>(shape, seed, device.info().multiprocessors);
-  };
+  entry.config_for = [](const GemmShape& shape) { return KernelConfig::plain_tile(int(shape.m), int(kTileN)); };
   return entry;
 }
 

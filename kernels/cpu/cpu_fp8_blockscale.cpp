@@ -23,6 +23,12 @@ using synthetic::kScaleBlock;
 using synthetic::Stream;
 
 struct Fp8Weights {
+  Fp8Weights(const WeightShape& shape, uint64_t seed, int threads)
+      : shape(shape),
+        seed(seed),
+        decoded(decode_fp8_all(fp8_codes(seed, Stream::b_codes, shape.batch_count, shape.n, shape.k, threads), threads)),
+        scales(block_scales(seed, Stream::b_scales, shape.batch_count * blocks(shape.n) * blocks(shape.k))) {}
+
   WeightShape shape;
   uint64_t seed = 0;
   std::vector<float> decoded;  // [batch][n][k]
@@ -40,6 +46,11 @@ class Fp8Gemm final : public CpuPreparedGemm {
         a_codes_(fp8_codes(seed, Stream::a_codes, shape().batch_count, m, shape().k, threads)),
         a_scales_(block_scales(seed, Stream::a_scales, shape().batch_count * m * blocks(shape().k))),
         a_decoded_(a_codes_.size()) {}
+
+  // codes + decoded floats + scales + bf16 output
+  static std::size_t activation_bytes(const WeightShape& s, int64_t m) {
+    return std::size_t(s.batch_count * (m * s.k * 5 + m * blocks(s.k) * 4 + m * s.n * 2));
+  }
 
   void run() override {
     const auto& table = e4m3_table();
@@ -65,49 +76,17 @@ class Fp8Gemm final : public CpuPreparedGemm {
   std::vector<float> a_decoded_;  // scratch, rewritten by every run
 };
 
-class Fp8Session final : public GemmSession {
- public:
-  Fp8Session(const WeightShape& shape, uint64_t seed, int threads) : threads_(threads) {
-    weights_.shape = shape;
-    weights_.seed = seed;
-    weights_.decoded = decode_fp8_all(fp8_codes(seed, Stream::b_codes, shape.batch_count, shape.n, shape.k, threads), threads);
-    weights_.scales = block_scales(seed, Stream::b_scales, shape.batch_count * blocks(shape.n) * blocks(shape.k));
-  }
-
-  std::size_t activation_bytes(int64_t m) const override {
-    const WeightShape& s = weights_.shape;
-    // codes + decoded floats + scales + bf16 output
-    return std::size_t(s.batch_count * (m * s.k * 5 + m * blocks(s.k) * 4 + m * s.n * 2));
-  }
-
-  std::unique_ptr<PreparedGemm> prepare(int64_t m, uint64_t seed) override {
-    return std::make_unique<Fp8Gemm>(weights_, m, seed, threads_);
-  }
-
- private:
-  int threads_;
-  Fp8Weights weights_;
-};
-
 }  // namespace
 
 KernelEntry cpu_fp8_blockscale_entry() {
-  KernelEntry entry;
-  entry.name = "cpu_fp8_blockscale";
-  entry.backend = BackendKind::cpu;
-  entry.dtype = "fp8";
-  entry.formats = "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales, C bf16";
-  entry.description = "Eigen sgemm per 128-wide K block with fp32 scale promotion; A decoded in the run, B at preparation";
-  entry.batched = true;
-  entry.unsupported_reason = [](const GemmShape&) -> std::optional<std::string> { return std::nullopt; };
+  KernelEntry entry = cpu_kernel_entry<Fp8Weights, Fp8Gemm>(
+      "cpu_fp8_blockscale", "fp8", "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales, C bf16",
+      "Eigen sgemm per 128-wide K block with fp32 scale promotion; A decoded in the run, B at preparation");
   entry.describe_config = [](const GemmShape& shape) {
     return fmt::format("{} tiles of M{}xN128, {} K blocks of 128", blocks(shape.n) * shape.batch_count, shape.m,
                        blocks(shape.k));
   };
-  entry.tile_for = [](const GemmShape& shape) { return std::vector<int>{int(shape.m), int(kScaleBlock), 1}; };
-  entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
-    return std::make_unique<Fp8Session>(shape, seed, device.info().multiprocessors);
-  };
+  entry.config_for = [](const GemmShape& shape) { return KernelConfig::plain_tile(int(shape.m), int(kScaleBlock)); };
   return entry;
 }
 

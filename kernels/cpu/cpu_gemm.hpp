@@ -6,7 +6,10 @@
 #include <Eigen/Core>
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/kernel.hpp"
@@ -57,6 +60,43 @@ class CpuPreparedGemm : public PreparedGemm {
   std::string launch_name_;
   std::vector<uint16_t> output_;
 };
+
+// The session of a dense CPU kernel: `Weights(shape, seed, threads)` made once (it keeps the shape as
+// `shape`), `Gemm(weights, m, seed, threads)` for each M, `Gemm::activation_bytes(shape, m)` what an M
+// takes beside the weights.
+template <typename Weights, typename Gemm>
+class CpuSession final : public GemmSession {
+ public:
+  CpuSession(const WeightShape& shape, uint64_t seed, int threads) : threads_(threads), weights_(shape, seed, threads) {}
+
+  std::size_t activation_bytes(int64_t m) const override { return Gemm::activation_bytes(weights_.shape, m); }
+
+  std::unique_ptr<PreparedGemm> prepare(int64_t m, uint64_t seed) override {
+    return std::make_unique<Gemm>(weights_, m, seed, threads_);
+  }
+
+ private:
+  int threads_;
+  Weights weights_;
+};
+
+// The entry of a dense CPU kernel: batched, every shape supported, its session on all the device's threads
+// (the caller adds how it describes and configures a shape).
+template <typename Weights, typename Gemm>
+KernelEntry cpu_kernel_entry(std::string name, std::string dtype, std::string formats, std::string description) {
+  KernelEntry entry;
+  entry.name = std::move(name);
+  entry.backend = BackendKind::cpu;
+  entry.dtype = std::move(dtype);
+  entry.formats = std::move(formats);
+  entry.description = std::move(description);
+  entry.batched = true;
+  entry.unsupported_reason = [](const GemmShape&) -> std::optional<std::string> { return std::nullopt; };
+  entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
+    return std::make_unique<CpuSession<Weights, Gemm>>(shape, seed, device.info().multiprocessors);
+  };
+  return entry;
+}
 
 // Checked elements per point: enough to catch a wrong block, cheap beside the run.
 constexpr int64_t kCheckElements = 4096;

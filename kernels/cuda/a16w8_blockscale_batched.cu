@@ -302,9 +302,9 @@ KernelEntry a16w8_blockscale_batched_entry() {
   entry.batched = true;
   entry.unsupported_reason = a16w8_unsupported_reason;
   entry.describe_config = [](const GemmShape& shape) { return describe(choose_a16w8_config(shape)); };
-  entry.tile_for = [](const GemmShape& shape) {
+  entry.config_for = [](const GemmShape& shape) {
     const A16w8Config config = choose_a16w8_config(shape);
-    return std::vector<int>{config.tile_m(), config.tile_n(), 1};
+    return KernelConfig::plain_tile(config.tile_m(), config.tile_n());
   };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     if (auto reason = a16w8_unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}))

@@ -5,11 +5,15 @@
 // cublaslt_enum_names.inc), so CPU tests can check names against analyze's parsers.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
+
+#include "kernels/kernel.hpp"
 
 namespace shapescope::kernels::cuda {
 
@@ -28,13 +32,24 @@ std::string cublaslt_enum_name(const CublasLtEnumName (&names)[kCount], int valu
   return value == 0 ? "auto" : fmt::format("#{}", value);
 }
 
+// "128x64" -> {128, 64}, "1x2x1" -> {1, 2, 1}; empty when the name is not digits joined by 'x'.
+inline std::vector<int> cublaslt_extents(const std::string& name) {
+  std::vector<int> extents;
+  for (std::size_t begin = 0; begin <= name.size();) {
+    const std::size_t end = std::min(name.find('x', begin), name.size());
+    if (end == begin || end - begin > 6) return {};
+    for (std::size_t i = begin; i < end; ++i)
+      if (name[i] < '0' || name[i] > '9') return {};
+    extents.push_back(std::stoi(name.substr(begin, end - begin)));
+    begin = end + 1;
+  }
+  return extents;
+}
+
 // "128x64" -> {128, 64}; {0, 0} when the name is not of that form.
 inline std::pair<int, int> cublaslt_tile_extents(const std::string& name) {
-  const auto x = name.find('x');
-  if (x == std::string::npos || x == 0 || x + 1 == name.size()) return {0, 0};
-  for (std::size_t i = 0; i < name.size(); ++i)
-    if (i != x && (name[i] < '0' || name[i] > '9')) return {0, 0};
-  return {std::stoi(name.substr(0, x)), std::stoi(name.substr(x + 1))};
+  const std::vector<int> extents = cublaslt_extents(name);
+  return extents.size() == 2 ? std::pair{extents[0], extents[1]} : std::pair{0, 0};
 }
 
 struct CublasLtAlgorithmInfo {
@@ -55,6 +70,19 @@ struct CublasLtAlgorithmInfo {
         cublaslt_enum_name(kCublasLtReductionSchemeNames, reduction_scheme), cta_swizzling, custom_option,
         cublaslt_enum_name(kCublasLtInnerShapeNames, inner_shape),
         cublaslt_enum_name(kCublasLtClusterShapeNames, cluster_shape));
+  }
+  // In our row-major terms: cuBLASLt's tile and cluster are rows of D (our N) by columns of D (our M), so
+  // both are read transposed. All 0 when the tile is unknown; the cluster 0 when the library decides it.
+  KernelConfig config() const {
+    if (tile_rows == 0) return {};
+    KernelConfig config{tile_cols, tile_rows, 0, 0, 0, split_k};
+    if (const std::vector<int> cluster = cublaslt_extents(cublaslt_enum_name(kCublasLtClusterShapeNames, cluster_shape));
+        cluster.size() == 3) {
+      config.cluster_m = cluster[1];
+      config.cluster_n = cluster[0];
+      config.cluster_k = cluster[2];
+    }
+    return config;
   }
   // Sets tile_rows and tile_cols from the tile id.
   void set_tile_extents() {

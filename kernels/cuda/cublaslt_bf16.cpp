@@ -95,11 +95,7 @@ void register_cublaslt_bf16() {
     if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0) return "M, N and K must be positive";
     return std::nullopt;
   };
-  const auto query = [](const GemmShape& shape) {
-    return query_cublaslt_algorithm([&](cublasLtHandle_t handle) { return make_cublaslt_bf16_matmul(handle, shape); });
-  };
-  entry.describe_config = [query](const GemmShape& shape) { return describe_query(query(shape)); };
-  entry.tile_for = [query](const GemmShape& shape) { return tile_of_query(query(shape)); };
+  describe_by_heuristic(entry, make_cublaslt_bf16_matmul);
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     return std::make_unique<Bf16Session>(as_cuda_device(device), shape, seed);
   };

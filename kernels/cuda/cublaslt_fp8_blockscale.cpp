@@ -130,15 +130,11 @@ void register_cublaslt_fp8_blockscale() {
   entry.description = "cuBLASLt FP8 GEMM with DeepSeek-style block scaling, heuristic algorithm";
   entry.batched = false;
   entry.unsupported_reason = cublaslt_fp8_unsupported_reason;
-  const auto query = [](const GemmShape& shape) {
-    return query_cublaslt_algorithm([&](cublasLtHandle_t handle) {
-      // The heuristic wants scale pointers set but never reads them.
-      static const float placeholder_scale[4] = {};
-      return make_cublaslt_fp8_matmul(handle, shape, placeholder_scale, placeholder_scale);
-    });
-  };
-  entry.describe_config = [query](const GemmShape& shape) { return describe_query(query(shape)); };
-  entry.tile_for = [query](const GemmShape& shape) { return tile_of_query(query(shape)); };
+  describe_by_heuristic(entry, [](cublasLtHandle_t handle, const GemmShape& shape) {
+    // The heuristic wants scale pointers set but never reads them.
+    static const float placeholder_scale[4] = {};
+    return make_cublaslt_fp8_matmul(handle, shape, placeholder_scale, placeholder_scale);
+  });
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) {
     return open_cublaslt_fp8_blockscale(device, shape, seed);
   };

@@ -1,6 +1,9 @@
 #include "kernels/cuda/cublaslt_shape_query.hpp"
 
 #include <exception>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "kernels/cuda/cuda_device.hpp"
 
@@ -17,7 +20,10 @@ cublasLtHandle_t query_handle() {
   return handle;
 }
 
-}  // namespace
+struct CublasLtQuery {
+  std::optional<CublasLtAlgorithmInfo> algorithm;
+  std::string why_not;  // when no algorithm: no GPU, or the heuristic's refusal
+};
 
 CublasLtQuery query_cublaslt_algorithm(
     const std::function<std::unique_ptr<CublasLtMatmul>(cublasLtHandle_t)>& make_matmul) {
@@ -39,10 +45,21 @@ std::string describe_query(const CublasLtQuery& query) {
   return query.algorithm->describe();
 }
 
-std::vector<int> tile_of_query(const CublasLtQuery& query) {
-  if (!query.algorithm || query.algorithm->tile_rows == 0) return {};
-  // cuBLASLt's tile covers rows of its D (our N) by columns of its D (our M).
-  return {query.algorithm->tile_cols, query.algorithm->tile_rows, query.algorithm->split_k};
+// The picked algorithm's configuration in our row-major terms; all 0 when no algorithm was picked.
+KernelConfig config_of_query(const CublasLtQuery& query) {
+  if (!query.algorithm) return {};
+  return query.algorithm->config();
+}
+
+}  // namespace
+
+void describe_by_heuristic(
+    KernelEntry& entry, std::function<std::unique_ptr<CublasLtMatmul>(cublasLtHandle_t, const GemmShape&)> make_matmul) {
+  const auto query = [make_matmul = std::move(make_matmul)](const GemmShape& shape) {
+    return query_cublaslt_algorithm([&](cublasLtHandle_t handle) { return make_matmul(handle, shape); });
+  };
+  entry.describe_config = [query](const GemmShape& shape) { return describe_query(query(shape)); };
+  entry.config_for = [query](const GemmShape& shape) { return config_of_query(query(shape)); };
 }
 
 }  // namespace shapescope::kernels::cuda

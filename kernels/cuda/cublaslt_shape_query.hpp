@@ -1,28 +1,17 @@
 // Asks cuBLASLt's heuristic which algorithm it would pick for a shape, without
-// operands, for `profile --list-kernels` and the tile shapes of wave analysis.
+// operands, for `profile --list-kernels` and the configuration columns of every profile row.
 #pragma once
 
 #include <functional>
 #include <memory>
-#include <optional>
-#include <string>
-#include <vector>
 
 #include "kernels/cuda/cublaslt_matmul.hpp"
 
 namespace shapescope::kernels::cuda {
 
-struct CublasLtQuery {
-  std::optional<CublasLtAlgorithmInfo> algorithm;
-  std::string why_not;  // when no algorithm: no GPU, or the heuristic's refusal
-};
-
+// Sets a cuBLASLt entry's describe_config and config_for from the algorithm its heuristic picks for a shape.
 // `make_matmul` builds the descriptors (pointer attributes may be placeholders: the heuristic reads no data).
-CublasLtQuery query_cublaslt_algorithm(
-    const std::function<std::unique_ptr<CublasLtMatmul>(cublasLtHandle_t)>& make_matmul);
-
-std::string describe_query(const CublasLtQuery& query);
-// {tile_m, tile_n, split_k} in our row-major terms, or empty when unknown.
-std::vector<int> tile_of_query(const CublasLtQuery& query);
+void describe_by_heuristic(
+    KernelEntry& entry, std::function<std::unique_ptr<CublasLtMatmul>(cublasLtHandle_t, const GemmShape&)> make_matmul);
 
 }  // namespace shapescope::kernels::cuda

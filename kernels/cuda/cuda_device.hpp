@@ -42,7 +42,6 @@ class CudaDevice final : public Device {
   int ordinal() const { return ordinal_; }
   // The stream that runs enqueue on right now (the device's own, unless overridden).
   cudaStream_t stream() const { return current_stream_; }
-  cudaStream_t own_stream() const { return stream_; }
 
   // While alive, runs enqueue on `stream` instead of the device's own stream.
   class StreamOverride {

@@ -230,10 +230,11 @@ KernelEntry fp8_blockscale_entry() {
     return describe(choose_fp8_blockscale_config(shape, reference)) + " (no GPU visible: as on the reference " +
            reference.name + ", " + std::to_string(reference.multiprocessors) + " SMs)";
   };
-  entry.tile_for = [](const GemmShape& shape) {
+  entry.config_for = [](const GemmShape& shape) {
     const Fp8BlockscaleConfig config =
         choose_fp8_blockscale_config(shape, current_device_spec().value_or(fp8_reference_spec()));
-    return std::vector<int>{config.block_m(), config.block_n, config.split_k};
+    // Split-K runs as a cluster of split_k CTAs along K that reduce one tile on chip.
+    return KernelConfig{config.block_m(), config.block_n, 1, 1, config.split_k, config.split_k};
   };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) {
     return open_fp8_blockscale_session(device, shape, seed, WeightOrder::row_major);

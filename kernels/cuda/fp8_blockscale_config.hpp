@@ -140,7 +140,7 @@ inline bool fp8_fits_device(const Fp8BlockscaleConfig& config, const Fp8DeviceSp
 // of units; a K block of a unit costs the longest of its tensor-core time, one warpgroup's
 // serial chain (shared by the K groups) and moving its stage into the SM, whose intake is
 // capped; each unit ends with writing its tile out. A round cannot beat the bytes it pulls
-// from HBM: the B columns its tiles touch and its share of A and C (a partial last round
+// from HBM: the B columns its tiles touch and its share of A and C (a partial last wave
 // pulls less, so a tail of few tiles runs at the SMs' pace, not at HBM's). Split-K adds
 // rank 0's pass over the other ranks' partial tiles and a fixed cost for the cluster.
 // Constants: a least-squares fit of the log error (bench/cost_model_fit --fit) to the 2245

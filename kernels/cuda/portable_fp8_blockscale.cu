@@ -103,8 +103,8 @@ KernelEntry portable_entry(const std::string& name, BLayout layout) {
   entry.profiled_by_default = false;  // slow by design: profiled when named with --kernel
   entry.unsupported_reason = portable::portable_fp8_blockscale_unsupported_reason;
   entry.describe_config = [](const GemmShape&) { return std::string("64x64_f32fma"); };
-  entry.tile_for = [](const GemmShape&) {
-    return std::vector<int>{portable::kPortableTile, portable::kPortableTile, 1};
+  entry.config_for = [](const GemmShape&) {
+    return KernelConfig::plain_tile(portable::kPortableTile, portable::kPortableTile);
   };
   entry.open = [name, layout](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     if (auto reason = portable::portable_fp8_blockscale_unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}))

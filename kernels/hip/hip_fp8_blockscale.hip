@@ -201,7 +201,7 @@ KernelEntry hip_entry(const std::string& name, BLayout layout) {
     return mfma_config(Fp8MatrixFormat::e4m3fnuz) + " on gfx940..942, " + mfma_config(Fp8MatrixFormat::e4m3) +
            " on gfx950, " + mfma_config(Fp8MatrixFormat::none) + " elsewhere";
   };
-  entry.tile_for = [](const GemmShape&) { return std::vector<int>{kMfmaTile, kMfmaTile, 1}; };
+  entry.config_for = [](const GemmShape&) { return KernelConfig::plain_tile(kMfmaTile, kMfmaTile); };
   entry.open = [name, layout](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     if (auto reason = unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}))
       throw UserError(name + " cannot run N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k) + ": " +

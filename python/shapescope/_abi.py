@@ -39,11 +39,16 @@ class Plugin(ctypes.Structure):
 
 
 def library_path():
-    """SHAPESCOPE_LIB, else the build folder of the checkout this package lives in."""
+    """SHAPESCOPE_LIB, else the library the CMake build recorded in _build_location.py (written when the build
+    is configured, and copied into the installed package by `pip install ./python`)."""
     if os.environ.get("SHAPESCOPE_LIB"):
         return os.environ["SHAPESCOPE_LIB"]
-    here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.normpath(os.path.join(here, "..", "..", "build", "lib", "libshapescope_c.so"))
+    try:
+        from ._build_location import LIBRARY
+    except ImportError:
+        raise FileNotFoundError("no libshapescope_c.so recorded: configure and build shapescope (target "
+                                "shapescope_c) before installing this package, or set SHAPESCOPE_LIB") from None
+    return LIBRARY
 
 
 _library = None

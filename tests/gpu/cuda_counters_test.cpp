@@ -76,7 +76,7 @@ TEST(CudaCounters, ColdBlockScaledGemmReadsItsWeightsFromDram) {
   }
 }
 
-// Issue 16: the counted run paid the write-back of lines dirtied before it (DRAM writes 21.6 MB
+// A count taken with kernel replay paid the write-back of lines dirtied before it (DRAM writes 21.6 MB
 // at M=144 where it writes a 4.1 MB output; Nsight Compute, caches flushed per pass: 2.4 MB) and
 // took 15-22% longer than in Nsight Compute. Our kernel launches one kernel and no memset, so a
 // cold count writes back at most its output, and lasts as long as a cold kernel-timed run.

@@ -165,7 +165,6 @@ KernelEntry hipblaslt_bf16_entry() {
   entry.description = "hipBLASLt dense bf16 GEMM, heuristic algorithm (the vendor baseline on AMD)";
   entry.unsupported_reason = unsupported_reason;
   entry.describe_config = [](const GemmShape&) { return std::string("hipBLASLt heuristic"); };
-  entry.tile_for = [](const GemmShape&) { return std::vector<int>{}; };  // hipBLASLt does not say
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     if (auto reason = unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}))
       throw UserError("hipblaslt_bf16 cannot run N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k) +
