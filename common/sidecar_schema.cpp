@@ -74,6 +74,7 @@ const Keys<SidecarMeasurement>& measurement_keys() {
   static const Keys<R> keys = {
       {"warmup_runs", &R::warmup_runs}, {"min_samples", &R::min_samples}, {"max_samples", &R::max_samples},
       {"target_rel_stderr", &R::target_rel_stderr}, {"max_seconds_per_point", &R::max_seconds_per_point},
+      {"stopping_criterion", &R::stopping_criterion}, {"criterion_params", &R::criterion_params},
       {"hot", &R::hot}, {"seed", &R::seed}, {"timing", &R::timing},
       {"programmatic_launch", &R::programmatic_launch}, {"graph_rotation", &R::graph_rotation},
       {"timing_floors", &R::timing_floors},
@@ -97,6 +98,7 @@ const Keys<Sidecar>& top_keys() {
       {"shapescope_version", &R::shapescope_version}, {"git_commit", &R::git_commit}, {"date_utc", &R::date_utc},
       {"command_line", &R::command_line}, {"cpu_model", &R::cpu_model},
       {sidecar_key::kMeasurementFingerprint, &R::measurement_fingerprint}, {"grouped", &R::grouped},
+      {"m_search", &R::m_search},
   };
   return keys;
 }

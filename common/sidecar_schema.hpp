@@ -48,6 +48,8 @@ struct SidecarPeak {
 struct SidecarMeasurement {
   int64_t warmup_runs = 0, min_samples = 0, max_samples = 0;
   double target_rel_stderr = 0, max_seconds_per_point = 0;
+  std::string stopping_criterion;   // profiler/stopping_criterion.hpp
+  nlohmann::json criterion_params;  // its parameters as given
   bool hot = false;
   uint64_t seed = 0;
   std::string timing;  // events | graph | kernel
@@ -74,6 +76,7 @@ struct Sidecar {
   nlohmann::json measurement_fingerprint;  // profiler/measurement_fingerprint.hpp: what a resumed run must match
   SidecarSweep sweep;
   std::optional<nlohmann::json> grouped;  // grouped sweeps: routing, layout, the exact group sizes per M
+  std::optional<nlohmann::json> m_search;  // --m-search adaptive: the grid it refined (profiler/m_search.hpp)
 };
 
 // The keys that code beside this schema edits in place: a resumed, completed or merged file keeps every key

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -20,6 +21,7 @@
 #include "profiler/repeat_sweep.hpp"
 #include "profiler/session_pool.hpp"
 #include "profiler/sidecar.hpp"
+#include "profiler/sweep_points.hpp"
 #include "profiler/timing_floors.hpp"
 
 namespace shapescope::profiler {
@@ -192,7 +194,11 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
       const kernels::GroupedKernelEntry& kernel = kernels::find_grouped_kernel(kernel_name);
       const std::filesystem::path csv = plan.out_dir / grouped_file_name(series, kernel_name, plan.measure.timing);
       std::vector<int64_t> wanted;
-      for (const GroupedPoint& point : series.points) wanted.push_back(point.m);
+      std::map<int64_t, const GroupedPoint*> point_of_m;
+      for (const GroupedPoint& point : series.points) {
+        wanted.push_back(point.m);
+        point_of_m.emplace(point.m, &point);
+      }
       std::optional<ProfileFileStart> start = start_profile_file(csv, kernel_name, series.problem, wanted, record);
       if (!start) {  // interrupted while another run held the file
         result.interrupted = true;
@@ -202,8 +208,6 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
         keep_complete_file(*start, csv, 1, progress, result);
         continue;
       }
-      const std::set<int64_t>& done = start->done;
-      const std::string label_prefix = csv.stem().string();
       SidecarContent& sidecar = start->sidecar;
       sidecar.grouped_kernel = &kernel;
       nlohmann::json grouped = plan.description;
@@ -235,23 +239,19 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
 
       const PointContext context{plan, copy_bytes_per_us};
       const auto sweep_start = Clock::now();
-      for (const GroupedPoint& point : series.points) {
-        if (interrupt_requested()) break;
-        if (done.count(point.m)) {
-          progress.advance(fmt::format("{} M={} (already measured)", label_prefix, point.m));
-          continue;
-        }
-        ProfileRow row = unmeasured_row(sidecar, kernel_name, kernel.dtype, kernel.backend, point.m);
+      FilePoints file_points{*start, progress, csv.stem().string(), steady_clock_mhz, plan.m_search, {}};
+      sweep_points(file_points, wanted, 1, plan.seed, [&](int64_t m) {
+        const GroupedPoint& point = *point_of_m.at(m);
+        PointOutcome outcome{unmeasured_row(sidecar, kernel_name, kernel.dtype, kernel.backend, m), {}, 0};
+        ProfileRow& row = outcome.row;
         row.n = point.shape.n;
         row.k = point.shape.k;
         row.grouped = describe_groups(series, point.shape);
         const auto unsupported = kernel.unsupported_reason ? kernel.unsupported_reason(point.shape) : std::nullopt;
         if (!record_unmeasured(row, unsupported, sessions != nullptr, open_error))
-          sidecar.timing.timed_s += measure_grouped_point(device, *sessions, context, point, row);
-        flag_off_steady_clock(row, steady_clock_mhz);
-        progress.advance(fmt::format("{} M={}", label_prefix, point.m));
-        start->file.add(row);
-      }
+          outcome.timed_s = measure_grouped_point(device, *sessions, context, point, row);
+        return outcome;
+      });
       sessions.reset();
       if (close_profile_file(start->file, sidecar, csv, start->resumed, seconds_since(sweep_start), result))
         return result;

@@ -35,19 +35,10 @@ struct GroupedSeries {
   std::vector<GroupedPoint> points;  // M ascending
 };
 
-struct GroupedSweepPlan {
+// The seed also draws the routing popularity; each M's tokens derive from it.
+struct GroupedSweepPlan : SweepSettings {
   std::vector<GroupedSeries> series;
   std::vector<std::string> kernels;  // grouped registry names
-  MeasureOptions measure;
-  std::filesystem::path out_dir;
-  uint64_t seed = 1;                 // weights and routing popularity; each M's tokens and activations derive from it
-  PeakMode peak_mode = PeakMode::datasheet;
-  double peak_override_tflops = 0;
-  double check_threshold = kernels::kCheckThreshold;
-  std::string command_line;
-  bool progress = false;
-  bool steady_warm_up = true;
-  bool programmatic_launch = false;  // our kernels overlap their prologue with the previous run's tail
   nlohmann::json description;        // routing, layout and sizing options, for the sidecars
 };
 

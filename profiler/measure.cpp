@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "profiler/sample_stats.hpp"
+#include "profiler/stopping_criterion.hpp"
 #include "profiler/throttle.hpp"
 
 namespace shapescope::profiler {
@@ -150,9 +151,11 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
   result.warm_up_s = std::max(0.0, std::chrono::duration<double>(point_start - warm_up_start).count() -
                                         (probe_timed_us + first_replay_sample_us) / 1e6);
   auto seconds_spent = [&] { return seconds_since(point_start); };
+  const std::unique_ptr<StoppingCriterion> criterion = make_stopping_criterion(options);
   while (true) {
     samples.push_back(next_sample());
-    if (precise_enough(samples, min_samples, options.target_rel_stderr)) {
+    criterion->add(samples.back());
+    if (criterion->done()) {
       result.converged = true;
       break;
     }

@@ -3,6 +3,7 @@
 // the mean is known to a target precision, clock checks around the point.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,7 +19,9 @@ struct MeasureOptions {
   int first_set_runs_done = 0;
   int min_samples = 5;
   int max_samples = 2000;
-  double target_rel_stderr = 0.005;  // stop when stderr(mean)/mean is below this
+  double target_rel_stderr = 0.005;  // the stderr criterion: stop when stderr(mean)/mean is below this
+  std::string stopping_criterion = "stderr";        // profiler/stopping_criterion.hpp
+  std::map<std::string, double> criterion_params;   // over the criterion's defaults
   double max_seconds_per_point = 1.0;
   // false: every sample starts from a cold cache (flushed, or rotated out in graph mode).
   // true: operands stay cached, and every sample is a graph batch of launches of one
@@ -33,7 +36,7 @@ struct Measurement {
   double ci95_us = 0;        // half-width of the 95% interval of the mean
   int samples = 0;
   double timed_us_total = 0; // sum of timed kernel time (for the sweep's overhead ratio)
-  bool converged = false;    // reached target_rel_stderr before a cap
+  bool converged = false;    // the stopping criterion was met before a cap
   std::optional<kernels::ClockSample> clock_start, clock_end;
   bool throttled = false;    // SM clock fell during the point
   int operand_sets = 1;      // distinct operand sets the samples rotated over

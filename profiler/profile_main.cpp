@@ -14,7 +14,9 @@
 #include "profiler/counter_pass.hpp"
 #include "profiler/grouped_sweep.hpp"
 #include "profiler/profile_cli.hpp"
+#include "profiler/replay.hpp"
 #include "profiler/scale_out.hpp"
+#include "profiler/stopping_criterion.hpp"
 #include "profiler/summary_table.hpp"
 #include "profiler/sweep_setup.hpp"
 #include "profiler/verify_capture_sizes.hpp"
@@ -71,6 +73,18 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
   app.add_option("--m-preset", request.m_sweep.preset, "fairyspeed | cudagraph | large | cpu (default: GPU fairyspeed, cpu cpu)");
   app.add_option("--m-range", request.m_sweep.ranges, "START:STOP:STEP, STOP inclusive (repeatable)");
   app.add_option("--m-list", request.m_sweep.lists, "comma-separated M values (repeatable)");
+  std::string m_search = profiler::to_string(profiler::kDefaultMSearch);
+  app.add_option("--m-search", m_search,
+                 "grid (every M) | adaptive (a coarse pass, then refinement where MFU drops, the kernel changes or "
+                 "a point leaves its neighbours' trend; docs/adaptive_search.md)")
+      ->capture_default_str();
+  app.add_option("--max-points", request.m_search.max_points, "--m-search adaptive: at most this many M per file (0: no cap)");
+  app.add_option("--time-budget", request.m_search.time_budget_s,
+                 "--m-search adaptive: stop refining a file after this many seconds (0: none)");
+  std::string replay;
+  app.add_option("--replay", replay,
+                 "answer each M from a recorded profile (shapescope or study CSV) instead of a device; writes "
+                 "--out (default replay/)/<its name>");
   app.add_flag("--allow-large-sweep", request.m_sweep.allow_large,
                "allow more than 100,000 M values (up to 100,000,000)");
   app.add_option("--warmup", request.measure.warmup_runs, "untimed runs of each operand set before a point is timed (the correctness check's run counts)")->capture_default_str();
@@ -79,6 +93,11 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
   app.add_option("--target-rel-stderr", request.measure.target_rel_stderr,
                  "stop sampling once stderr(mean)/mean is below this")->capture_default_str();
   app.add_option("--max-seconds-per-point", request.measure.max_seconds_per_point)->capture_default_str();
+  app.add_option("--stopping-criterion", request.measure.stopping_criterion,
+                 "when a point has enough samples: stderr | ci95 (profiler/stopping_criterion.hpp)")
+      ->capture_default_str();
+  std::vector<std::string> criterion_params;
+  app.add_option("--criterion-param", criterion_params, "KEY=VALUE: a parameter of the stopping criterion (repeatable)");
   app.add_flag("--hot", request.measure.hot, "keep operands in cache (default: flush before every sample)");
   app.add_option("--timing", request.timing,
                  "events (one cold launch, event to event) | graph (CUDA graph over rotating operand sets, per "
@@ -145,6 +164,9 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
 
   try {
     request.seed = profiler::parse_seed(seed);
+    request.m_search.mode = profiler::parse_m_search(m_search);
+    for (const std::string& param : criterion_params) profiler::parse_criterion_param(param, request.measure.criterion_params);
+    if (!replay.empty()) return profiler::replay_cli(replay, request);
     for (const std::string& plugin : plugins) kernels::load_plugin(plugin);
     if (list_kernels || list_models) {
       if (list_kernels) fmt::print("{}", profiler::list_kernels_text());
@@ -181,6 +203,9 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
     if (output_format == "aiter" && scaled_out)
       throw UserError("--format aiter is written by a single-process run; drop --shard/--merge/--gpus/--workers, "
                       "or --format");
+    if (request.m_search.mode == profiler::MSearch::adaptive && (scaled_out || counters))
+      throw UserError("--m-search adaptive runs in one process and measures no counters; drop "
+                      "--shard/--merge/--gpus/--workers/--counters, or use --m-search grid");
     if (const auto code = profiler::run_scale_out(scale_out, request, std::vector<std::string>(argv, argv + argc))) {
       return *code;
     }

@@ -69,4 +69,10 @@ bool precise_enough(std::span<const double> samples, int min_samples, double tar
   return moments(samples).rel_stderr <= target_rel_stderr;
 }
 
+double relative_ci95(std::span<const double> samples) {
+  const Moments m = moments(samples);
+  if (!std::isfinite(m.rel_stderr)) return m.rel_stderr;
+  return t_975(samples.size() - 1) * m.rel_stderr;
+}
+
 }  // namespace shapescope::profiler

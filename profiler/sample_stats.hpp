@@ -17,5 +17,7 @@ SampleSummary summarize(std::span<const double> samples);
 // True once `samples` pins the mean down to `target_rel_stderr` (with at least `min_samples`).
 // Cheap enough for every sample: it needs no quantile.
 bool precise_enough(std::span<const double> samples, int min_samples, double target_rel_stderr);
+// The Student-t 95% half-width of the mean over the mean; infinity below 2 samples or without a positive mean.
+double relative_ci95(std::span<const double> samples);
 
 }  // namespace shapescope::profiler

@@ -46,6 +46,8 @@ Sidecar sidecar_of(const SidecarContent& c) {
   measurement.min_samples = c.measure.min_samples;
   measurement.max_samples = c.measure.max_samples;
   measurement.target_rel_stderr = c.measure.target_rel_stderr;
+  measurement.stopping_criterion = c.measure.stopping_criterion;
+  measurement.criterion_params = c.measure.criterion_params;
   measurement.max_seconds_per_point = c.measure.max_seconds_per_point;
   measurement.hot = c.measure.hot;
   measurement.seed = c.seed;
@@ -60,6 +62,7 @@ Sidecar sidecar_of(const SidecarContent& c) {
                    std::nullopt};
   if (c.phases.points() > 0) sidecar.sweep.point_phases = c.phases.to_json();
   sidecar.grouped = c.grouped;
+  sidecar.m_search = c.m_search;
   return sidecar;
 }
 

@@ -44,6 +44,7 @@ struct SidecarContent {
   TimingFloors floors;
   bool programmatic_launch = false;
   std::optional<nlohmann::json> grouped;  // grouped sweeps: routing, layout, the exact group sizes per M
+  std::optional<nlohmann::json> m_search;  // --m-search adaptive: the grid it refined (m_search_json)
 };
 
 nlohmann::json sidecar_json(const SidecarContent& content);

@@ -17,10 +17,12 @@
 #include "profiler/profile_writer.hpp"
 #include "profiler/point_phases.hpp"
 #include "profiler/point_record.hpp"
+#include "profiler/predicted_boundaries.hpp"
 #include "profiler/profile_file_start.hpp"
 #include "profiler/progress.hpp"
 #include "profiler/repeat_sweep.hpp"
 #include "profiler/session_pool.hpp"
+#include "profiler/sweep_points.hpp"
 
 namespace shapescope::profiler {
 
@@ -201,8 +203,6 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         keep_complete_file(*start, csv, passes, progress, result);
         continue;
       }
-      const std::set<int64_t>& done = start->done;
-      const std::string label_prefix = csv.stem().string();
       SidecarContent& sidecar = start->sidecar;
       sidecar.kernel = &kernel;
 
@@ -224,17 +224,19 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       write_sidecar_before_rows(csv, sidecar, setup_start);
 
       const auto sweep_start = Clock::now();
-      std::map<int64_t, std::vector<ProfileRow>> pass_rows;  // --repeat: a row is kept once all its passes ran
-      for (const ScheduledPoint& point : repeat_schedule(m_values, passes, plan.seed)) {
-        const int64_t m = point.m;
-        if (interrupt_requested()) break;
-        if (done.count(m)) {
-          progress.advance(fmt::format("{} M={} (already measured)", label_prefix, m));
-          continue;
-        }
-        const auto point_start = Clock::now();
-        std::optional<PointPhases> phases;
-        ProfileRow row = unmeasured_row(sidecar, kernel_name, kernel.dtype, kernel.backend, m);
+      FilePoints points{*start, progress, csv.stem().string(), steady_clock_mhz, plan.m_search, {}};
+      // Adaptive: an M the kernel does not run is no candidate (known without measuring).
+      std::vector<int64_t> candidates = m_values;
+      if (plan.m_search.mode == MSearch::adaptive) {
+        std::erase_if(candidates, [&](int64_t m) {
+          return kernel.unsupported_reason &&
+                 kernel.unsupported_reason(kernels::GemmShape{m, problem.n, problem.k, problem.batch_count});
+        });
+        points.boundaries = predicted_boundaries(kernel, problem, info.multiprocessors, m_values.back());
+      }
+      sweep_points(points, candidates, passes, plan.seed, [&](int64_t m) {
+        PointOutcome outcome{unmeasured_row(sidecar, kernel_name, kernel.dtype, kernel.backend, m), {}, 0};
+        ProfileRow& row = outcome.row;
         row.n = problem.n;
         row.k = problem.k;
         row.batch_count = problem.batch_count;
@@ -242,24 +244,11 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         const auto unsupported = kernel.unsupported_reason ? kernel.unsupported_reason(shape) : std::nullopt;
         if (!unsupported && kernel.config_for) record_config(row, kernel.config_for(shape));
         if (!record_unmeasured(row, unsupported, sessions != nullptr, open_error)) {
-          phases = measure_point(device, *sessions, plan, row);
-          if (phases) sidecar.timing.timed_s += (*phases)[PointPhase::timed];
+          outcome.phases = measure_point(device, *sessions, plan, row);
+          if (outcome.phases) outcome.timed_s = (*outcome.phases)[PointPhase::timed];
         }
-        flag_off_steady_clock(row, steady_clock_mhz);
-        progress.advance(passes > 1 ? fmt::format("{} M={} pass {}/{}", label_prefix, m, point.pass + 1, passes)
-                                    : fmt::format("{} M={}", label_prefix, m));
-        std::vector<ProfileRow>& of_m = pass_rows[m];
-        of_m.push_back(row);
-        if (int(of_m.size()) == passes) {
-          const auto write_start = Clock::now();
-          start->file.add(passes > 1 ? combine_passes(of_m) : row);
-          if (phases) (*phases)[PointPhase::write] = seconds_since(write_start);
-        }
-        if (phases) {
-          phases->close(seconds_since(point_start));
-          sidecar.phases.add(*phases);
-        }
-      }
+        return outcome;
+      });
       sessions.reset();
       if (close_profile_file(start->file, sidecar, csv, start->resumed, seconds_since(sweep_start), result))
         return result;

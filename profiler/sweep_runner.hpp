@@ -14,6 +14,7 @@
 #include "common/profile_schema.hpp"
 #include "kernels/kernel.hpp"
 #include "profiler/device_baseline.hpp"
+#include "profiler/m_search.hpp"
 #include "profiler/measure.hpp"
 #include "profiler/peak.hpp"
 #include "profiler/point_phases.hpp"
@@ -23,21 +24,26 @@
 
 namespace shapescope::profiler {
 
-struct SweepPlan {
-  std::vector<GemmProblem> problems;
-  std::vector<std::string> kernels;  // registry names
-  std::vector<int64_t> m_values;     // sorted, unique
+// How a sweep measures, dense or grouped alike.
+struct SweepSettings {
   MeasureOptions measure;
   std::filesystem::path out_dir;
-  uint64_t seed = 1;                 // weights; each M's activations derive from it
+  uint64_t seed = 1;                 // weights (and routing); each M's activations derive from it
   PeakMode peak_mode = PeakMode::datasheet;
   double peak_override_tflops = 0;
   double check_threshold = kernels::kCheckThreshold;  // rel_err above it: numerical_fail
   std::string command_line;
   bool progress = false;
-  int repeat = 1;                    // --repeat: passes over the M list, each in its own shuffled order
   bool steady_warm_up = true;        // on a GPU, warm up until the SM clock settles before the sweep
   bool programmatic_launch = false;  // our kernels overlap their prologue with the previous run's tail
+  MSearchOptions m_search;           // --m-search, --max-points, --time-budget
+};
+
+struct SweepPlan : SweepSettings {
+  std::vector<GemmProblem> problems;
+  std::vector<std::string> kernels;  // registry names
+  std::vector<int64_t> m_values;     // sorted, unique
+  int repeat = 1;                    // --repeat: passes over the M list, each in its own shuffled order
   // A shard's M values per CSV file name (profile --shard); a file absent from it is another shard's.
   // nullopt: every file sweeps m_values.
   std::optional<std::map<std::string, std::vector<int64_t>>> shard_m_values;

@@ -15,6 +15,7 @@
 #include "common/user_error.hpp"
 #include "profiler/operand_sizes.hpp"
 #include "profiler/resume.hpp"
+#include "profiler/stopping_criterion.hpp"
 
 namespace shapescope::profiler {
 
@@ -183,6 +184,7 @@ void take_sweep_options(Plan& plan, const ProfileRequest& request, const std::st
   plan.command_line = request.command_line;
   plan.progress = request.progress;
   plan.steady_warm_up = request.warm_up;
+  plan.m_search = request.m_search;
   plan.out_dir = request.out.empty() ? std::filesystem::path("profiles") / device_slug(device.info().name)
                                      : std::filesystem::path(request.out);
   ensure_writable_directory(plan.out_dir);
@@ -243,6 +245,12 @@ void check_numeric_options(const ProfileRequest& request) {
                  "above 0 and at most 1");
   require_number("--max-seconds-per-point", mo.max_seconds_per_point,
                  mo.max_seconds_per_point >= 0 && mo.max_seconds_per_point <= 3600, "from 0 to 3600");
+  make_stopping_criterion(mo);  // an unknown criterion or parameter: refused before any work
+  check_m_search_options(request.m_search);
+  if (request.m_search.mode == MSearch::adaptive && request.repeat > 1)
+    throw UserError(fmt::format("--repeat {} with --m-search adaptive: the search measures each M once; drop "
+                                "--repeat or use --m-search grid",
+                                request.repeat));
 }
 
 uint64_t parse_seed(const std::string& text) {

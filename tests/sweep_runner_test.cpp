@@ -526,5 +526,25 @@ TEST_F(SweepRunnerTest, CountersOnADeviceWithoutThemAreAUserError) {
   }
 }
 
+
+TEST_F(SweepRunnerTest, AnAdaptiveSweepMeasuresPartOfTheGridRecordsItAndResumesFromItsFile) {
+  plan.m_values.clear();
+  for (int64_t m = 1; m <= 40; ++m) plan.m_values.push_back(m);
+  plan.m_search.mode = MSearch::adaptive;
+  plan.steady_warm_up = false;  // the warm-up would prepare the largest M again
+  run_sweep(device, plan);
+  const auto first = rows_by_m();
+  EXPECT_LT(first.size(), plan.m_values.size());
+  EXPECT_FALSE(first.count(3));  // unsupported: no candidate
+  const nlohmann::json sidecar = *read_sidecar(csv());
+  EXPECT_EQ(sidecar["m_search"]["mode"], "adaptive");
+  EXPECT_EQ(sidecar["m_search"]["measured_points"], first.size());
+  // The same search again: every M it asks for is in the file, so nothing is measured.
+  counters = {};
+  run_sweep(device, plan);
+  EXPECT_TRUE(counters.prepared.empty());
+  EXPECT_EQ(rows_by_m().size(), first.size());
+}
+
 }  // namespace
 }  // namespace shapescope::profiler

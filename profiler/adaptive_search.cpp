@@ -1,0 +1,222 @@
+#include "profiler/adaptive_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace shapescope::profiler {
+
+namespace {
+
+bool is_prime(int n) {
+  if (n < 2) return false;
+  for (int d = 2; d * d <= n; ++d)
+    if (n % d == 0) return false;
+  return true;
+}
+
+// The measured points in grid order, each with whether it is low against its preceding level.
+struct Measured {
+  std::size_t index = 0;  // into the grid
+  SearchPoint point;
+  bool low = false;
+};
+
+// Low: below drop_ratio of the best of the last level_window preceding measured points that are not low
+// themselves (so a long low stretch does not lower its own bar), less the noise that best of several carries.
+// Needs two such points.
+void mark_low(std::vector<Measured>& points, double data_noise, const AdaptiveOptions& options) {
+  std::vector<double> level;  // utils of the points not low, in order
+  for (Measured& p : points) {
+    p.low = false;
+    if (level.size() >= 2) {
+      const std::size_t from = level.size() > std::size_t(options.level_window) ? level.size() - options.level_window : 0;
+      const double best = *std::max_element(level.begin() + long(from), level.end());
+      const double noise = std::max(p.point.rel_noise, data_noise);
+      p.low = p.point.utils < options.drop_ratio * best * (1 - noise);
+    }
+    if (!p.low) level.push_back(p.point.utils);
+  }
+}
+
+// The relative noise of one point where the measurements do not state theirs, from the noise probes: three
+// neighbouring grid M, the middle one's deviation from its neighbours' mean (a deviation that has sqrt(1.5)
+// times one point's noise). The median over probes, scaled to a standard deviation, so that a probe that
+// straddles a step does not count.
+double probe_noise(const std::map<std::size_t, SearchPoint>& known) {
+  std::vector<double> deviations;
+  for (auto it = known.begin(); it != known.end(); ++it) {
+    const auto middle = std::next(it);
+    if (middle == known.end()) break;
+    const auto right = std::next(middle);
+    if (right == known.end()) break;
+    if (middle->first != it->first + 1 || right->first != middle->first + 1) continue;
+    const SearchPoint &t0 = it->second, &t1 = middle->second, &t2 = right->second;
+    if (!t0.measured || !t1.measured || !t2.measured || t1.time_us <= 0) continue;
+    deviations.push_back(std::abs(t1.time_us - 0.5 * (t0.time_us + t2.time_us)) / t1.time_us);
+  }
+  if (deviations.size() < 4) return 0;
+  std::nth_element(deviations.begin(), deviations.begin() + long(deviations.size() / 2), deviations.end());
+  constexpr double kMedianOfAbsNormal = 0.6745;
+  return deviations[deviations.size() / 2] / kMedianOfAbsNormal / std::sqrt(1.5);
+}
+
+double tolerance(const SearchPoint& a, const SearchPoint& b, double data_noise, const AdaptiveOptions& options) {
+  return std::max({options.min_tolerance, options.noise_factor * a.rel_noise, options.noise_factor * b.rel_noise,
+                   options.noise_factor * data_noise});
+}
+
+// How many grid steps an interval between measured points is refined down to, and how much its ends differ
+// (the order of refinement); nullopt: nothing to look for inside.
+struct Need {
+  std::size_t target_gap = 1;
+  double change = 0;
+};
+
+// `kernel_switch`: the launched kernel differs between a and b, and each agrees with its own outer neighbour
+// (a kernel name that changes every few M, a configuration detail, says nothing about where to look).
+std::optional<Need> interval_need(const Measured& a, const Measured& b, bool kernel_switch, double data_noise,
+                                  const AdaptiveOptions& options) {
+  if (kernel_switch) return Need{1, 1.0};
+  const double tol = tolerance(a.point, b.point, data_noise, options);
+  const double fall = a.point.utils > 0 ? 1.0 - b.point.utils / a.point.utils : 0.0;
+  if (a.low != b.low) return Need{1, std::max(std::abs(fall), tol)};
+  if (a.low && b.low) return Need{std::size_t(std::max(1, options.low_stride)), std::max(fall, tol)};
+  // A fall that could make a point low by itself.
+  if (fall > tol) return Need{1, fall};
+  return std::nullopt;
+}
+
+// A point off the line through its neighbours' times: |time − interpolated| / time.
+double off_trend(const Measured& left, const Measured& p, const Measured& right) {
+  if (p.point.time_us <= 0) return 0;
+  const double t = double(p.index - left.index) / double(right.index - left.index);
+  const double line = left.point.time_us + t * (right.point.time_us - left.point.time_us);
+  return std::abs(p.point.time_us - line) / p.point.time_us;
+}
+
+// A noise probe every this many coarse points.
+constexpr std::size_t kProbeEvery = 8;
+
+}  // namespace
+
+int coarse_stride_for(std::size_t grid_size) {
+  int stride = std::max(11, int(grid_size / 400));
+  while (!is_prime(stride)) ++stride;
+  return stride;
+}
+
+AdaptiveResult adaptive_search(const AdaptiveOptions& options, const std::function<SearchPoint(int64_t m)>& measure,
+                               const std::function<bool()>& stop) {
+  AdaptiveResult result;
+  const std::vector<int64_t>& grid = options.grid;
+  if (grid.empty()) return result;
+  std::map<std::size_t, SearchPoint> known;  // grid index -> its point
+  bool halted = false;
+  // Measures grid index i unless known; false when the budget or the caller stops the search.
+  auto visit = [&](std::size_t i) {
+    if (known.count(i)) return true;
+    if (stop && stop()) {
+      halted = true;
+      return false;
+    }
+    if ((options.max_points > 0 && int64_t(known.size()) >= options.max_points) ||
+        (options.out_of_time && options.out_of_time())) {
+      result.budget_spent = true;
+      return false;
+    }
+    known.emplace(i, measure(grid[i]));
+    result.measured.push_back(grid[i]);
+    return true;
+  };
+
+  // The coarse pass, in M order.
+  std::set<std::size_t> coarse = {0, grid.size() - 1};
+  const std::size_t stride = std::size_t(options.coarse_stride > 0 ? options.coarse_stride : coarse_stride_for(grid.size()));
+  for (std::size_t i = 0; i < grid.size(); i += stride) coarse.insert(i);
+  // Noise probes: the two grid M after every kProbeEvery-th coarse one.
+  for (std::size_t i = 0; i + 2 < grid.size(); i += stride * kProbeEvery) {
+    coarse.insert(i + 1);
+    coarse.insert(i + 2);
+  }
+  auto add_at_or_after = [&](int64_t m) {
+    const auto at = std::lower_bound(grid.begin(), grid.end(), m);
+    if (at == grid.end()) return;
+    const std::size_t i = std::size_t(at - grid.begin());
+    coarse.insert(i);
+    if (i > 0 && grid[i] != m) coarse.insert(i - 1);  // the boundary itself is off the grid: both sides
+  };
+  for (int64_t power = 1; power <= grid.back(); power *= 2) add_at_or_after(power);
+  for (int64_t boundary : options.boundaries) {
+    add_at_or_after(boundary);
+    add_at_or_after(boundary + 1);
+  }
+  for (std::size_t i : coarse)
+    if (!visit(i)) break;
+  result.coarse_points = int64_t(known.size());
+
+  const double data_noise = probe_noise(known);
+
+  while (!halted && !result.budget_spent) {
+    std::vector<Measured> points, all;
+    for (const auto& [index, point] : known) {
+      all.push_back({index, point, false});
+      if (point.measured) points.push_back(all.back());
+    }
+    mark_low(points, data_noise, options);
+    std::map<std::size_t, double> wanted;  // grid index -> the change that asks for it
+    // The grid index inside (a, b) nearest its middle that is not known yet (a hole found before,
+    // e.g. an M the kernel does not support, is stepped over).
+    auto want = [&](std::size_t a, std::size_t b, double change) {
+      const std::size_t middle = (a + b) / 2;
+      for (std::size_t step = 0; middle - step > a || middle + step < b; ++step) {
+        for (const std::size_t i : {middle - step, middle + step}) {
+          if (i <= a || i >= b || known.count(i)) continue;
+          double& at = wanted[i];
+          at = std::max(at, change);
+          return;
+        }
+      }
+    };
+    // A point off its neighbours' trend is looked at down to low_stride; the edges it leads to are then found by
+    // the rules above, to the grid's resolution.
+    const std::size_t low_stride = std::size_t(std::max(1, options.low_stride));
+    for (std::size_t i = 0; i + 1 < points.size(); ++i) {
+      const Measured &a = points[i], &b = points[i + 1];
+      const bool kernel_switch = a.point.kernel_name != b.point.kernel_name &&
+                                 (i == 0 || points[i - 1].point.kernel_name == a.point.kernel_name) &&
+                                 (i + 2 == points.size() || points[i + 2].point.kernel_name == b.point.kernel_name);
+      if (const std::optional<Need> need = interval_need(a, b, kernel_switch, data_noise, options);
+          need && b.index - a.index > need->target_gap)
+        want(a.index, b.index, need->change);
+    }
+    for (std::size_t i = 1; i + 1 < points.size(); ++i) {
+      const Measured &left = points[i - 1], &p = points[i], &right = points[i + 1];
+      const double off = off_trend(left, p, right);
+      // Half the fall that makes a point low: a step of that size between coarse points is worth a look.
+      const double bar = std::max(tolerance(left.point, right.point, data_noise, options), (1 - options.drop_ratio) / 2);
+      if (off <= bar || off <= options.noise_factor * p.point.rel_noise) continue;
+      if (p.index - left.index > low_stride) want(left.index, p.index, off);
+      if (right.index - p.index > low_stride) want(p.index, right.index, off);
+    }
+    // Where the kernel stops (or starts) running: a change of status between two pairs of known points that agree,
+    // so that an M here and there the kernel refuses (a stride it needs) is no edge.
+    for (std::size_t i = 1; i + 2 < all.size(); ++i) {
+      const Measured &before = all[i - 1], &a = all[i], &b = all[i + 1], &after = all[i + 2];
+      if (a.point.measured != b.point.measured && before.point.measured == a.point.measured &&
+          after.point.measured == b.point.measured && b.index - a.index > 1)
+        want(a.index, b.index, 1.0);
+    }
+    if (wanted.empty()) break;
+    std::vector<std::pair<double, std::size_t>> order;
+    for (const auto& [index, change] : wanted) order.push_back({change, index});
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [change, index] : order)
+      if (!visit(index)) break;
+  }
+  return result;
+}
+
+}  // namespace shapescope::profiler

@@ -1,0 +1,181 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "profiler/adaptive_search.hpp"
+#include "common/user_error.hpp"
+#include "profiler/m_search.hpp"
+
+namespace shapescope::profiler {
+namespace {
+
+std::vector<int64_t> step_grid(int64_t first, int64_t last, int64_t step) {
+  std::vector<int64_t> grid;
+  for (int64_t m = first; m <= last; m += step) grid.push_back(m);
+  return grid;
+}
+
+// A tiled kernel: one tile row of `tile` M costs `tile_us`; MFU follows flops / time.
+SearchPoint tiled(int64_t m, int64_t tile, double tile_us) {
+  SearchPoint point;
+  point.measured = true;
+  point.time_us = tile_us * double((m + tile - 1) / tile);
+  point.utils = double(m) / point.time_us / 100.0;
+  point.kernel_name = "tiled";
+  return point;
+}
+
+std::set<int64_t> as_set(const std::vector<int64_t>& ms) { return {ms.begin(), ms.end()}; }
+
+TEST(AdaptiveSearch, FindsEveryTileBoundaryToTheGridsResolution) {
+  AdaptiveOptions options;
+  options.grid = step_grid(1, 2048, 1);
+  const AdaptiveResult result = adaptive_search(options, [](int64_t m) { return tiled(m, 96, 10.0); });
+  const std::set<int64_t> measured = as_set(result.measured);
+  // Each step up of the time: the last M of a tile row and the first of the next, both measured.
+  for (int64_t boundary = 96; boundary < 2048; boundary += 96) {
+    EXPECT_TRUE(measured.count(boundary)) << boundary;
+    EXPECT_TRUE(measured.count(boundary + 1)) << boundary + 1;
+  }
+  EXPECT_LT(measured.size(), options.grid.size() / 2);
+}
+
+TEST(AdaptiveSearch, FindsWhereTheLaunchedKernelChanges) {
+  AdaptiveOptions options;
+  options.grid = step_grid(16, 8192, 4);
+  const AdaptiveResult result = adaptive_search(options, [](int64_t m) {
+    SearchPoint point{true, 10.0 + double(m) / 100, double(m) / (10.0 + double(m) / 100), m < 3004 ? "a" : "b", 0};
+    return point;
+  });
+  const std::set<int64_t> measured = as_set(result.measured);
+  EXPECT_TRUE(measured.count(3000));
+  EXPECT_TRUE(measured.count(3004));
+}
+
+TEST(AdaptiveSearch, MeasuresOnlyTheCoarsePassWhereNothingChanges) {
+  AdaptiveOptions options;
+  options.grid = step_grid(16, 32768, 4);
+  const AdaptiveResult result = adaptive_search(options, [](int64_t m) {
+    return SearchPoint{true, 5.0 + double(m) / 50, double(m) / (5.0 + double(m) / 50), "linear", 0};
+  });
+  EXPECT_EQ(int64_t(result.measured.size()), result.coarse_points);
+  EXPECT_LT(result.measured.size(), options.grid.size() / 10);
+  EXPECT_FALSE(result.budget_spent);
+}
+
+TEST(AdaptiveSearch, CoversALowStretchWithinItsStride) {
+  // MFU 40% lower from M=1200 to M=1600 (a slower kernel under the same name): every M of the stretch
+  // lies within low_stride grid steps of a measured one, and both its edges are found exactly.
+  AdaptiveOptions options;
+  options.grid = step_grid(16, 4096, 4);
+  const AdaptiveResult result = adaptive_search(options, [](int64_t m) {
+    const double slowdown = m >= 1200 && m <= 1600 ? 1 / 0.6 : 1.0;
+    const double time = (10.0 + double(m) / 100) * slowdown;
+    return SearchPoint{true, time, double(m) / time, "k", 0};
+  });
+  const std::set<int64_t> measured = as_set(result.measured);
+  EXPECT_TRUE(measured.count(1196) && measured.count(1200));
+  EXPECT_TRUE(measured.count(1600) && measured.count(1604));
+  int64_t previous = 1200;
+  for (int64_t m : measured) {
+    if (m <= 1200 || m > 1600) continue;
+    EXPECT_LE(m - previous, 4 * options.low_stride) << m;
+    previous = m;
+  }
+}
+
+TEST(AdaptiveSearch, StopsAtItsBudget) {
+  AdaptiveOptions options;
+  options.grid = step_grid(1, 2048, 1);
+  options.max_points = 100;
+  const AdaptiveResult capped = adaptive_search(options, [](int64_t m) { return tiled(m, 96, 10.0); });
+  EXPECT_EQ(capped.measured.size(), 100u);
+  EXPECT_TRUE(capped.budget_spent);
+
+  options.max_points = 0;
+  int asked = 0;
+  options.out_of_time = [&] { return asked >= 40; };
+  const AdaptiveResult timed = adaptive_search(options, [&](int64_t m) {
+    ++asked;
+    return tiled(m, 96, 10.0);
+  });
+  EXPECT_EQ(timed.measured.size(), 40u);
+  EXPECT_TRUE(timed.budget_spent);
+}
+
+TEST(AdaptiveSearch, StopsWhenTheCallerStopsIt) {
+  AdaptiveOptions options;
+  options.grid = step_grid(1, 2048, 1);
+  int asked = 0;
+  const AdaptiveResult result = adaptive_search(
+      options,
+      [&](int64_t m) {
+        ++asked;
+        return tiled(m, 96, 10.0);
+      },
+      [&] { return asked >= 7; });
+  EXPECT_EQ(result.measured.size(), 7u);
+  EXPECT_FALSE(result.budget_spent);
+}
+
+TEST(AdaptiveSearch, RefinesAroundAPointThatIsNotMeasured) {
+  AdaptiveOptions options;
+  options.grid = step_grid(1, 1000, 1);
+  const AdaptiveResult result = adaptive_search(options, [](int64_t m) {
+    SearchPoint point{true, 10.0 + double(m), double(m) / (10.0 + double(m)), "k", 0};
+    if (m >= 501) point.measured = false;  // e.g. out of memory from here on
+    return point;
+  });
+  const std::set<int64_t> measured = as_set(result.measured);
+  EXPECT_TRUE(measured.count(500) && measured.count(501));
+}
+
+TEST(AdaptiveSearch, PredictedBoundariesJoinTheCoarsePass) {
+  AdaptiveOptions options;
+  options.grid = step_grid(16, 4096, 4);
+  options.boundaries = {1000, 2050};
+  std::vector<int64_t> asked;
+  adaptive_search(options, [&](int64_t m) {
+    asked.push_back(m);
+    return SearchPoint{true, double(m), 1.0, "k", 0};
+  });
+  const std::set<int64_t> measured = as_set(asked);
+  EXPECT_TRUE(measured.count(1000) && measured.count(1004));               // on the grid: it and the M after it
+  EXPECT_TRUE(measured.count(2048) && measured.count(2052));               // off the grid: both sides
+}
+
+TEST(AdaptiveSearch, CoarseStrideIsAPrimeOfAtLeastEleven) {
+  EXPECT_EQ(coarse_stride_for(100), 11);
+  EXPECT_EQ(coarse_stride_for(8192), 23);
+  EXPECT_EQ(coarse_stride_for(40985), 103);
+}
+
+TEST(MSearch, SidecarGridRunsGiveTheGridBack) {
+  std::vector<int64_t> grid = step_grid(1, 14, 1);
+  for (int64_t m : step_grid(16, 32768, 4)) grid.push_back(m);
+  grid.push_back(40000);
+  const nlohmann::json group = m_search_json({grid, AdaptiveResult{{1, 16}, 2, false}});
+  EXPECT_EQ(group["mode"], "adaptive");
+  EXPECT_EQ(group["grid"].size(), 3u);
+  EXPECT_EQ(group["grid_points"], grid.size());
+  EXPECT_EQ(group["measured_points"], 2);
+  EXPECT_EQ(grid_from_runs(group["grid"]), grid);
+}
+
+TEST(MSearch, ParsesItsModesAndRefusesBudgetsOfAGrid) {
+  EXPECT_EQ(parse_m_search("adaptive"), MSearch::adaptive);
+  EXPECT_EQ(parse_m_search("grid"), MSearch::grid);
+  EXPECT_THROW(parse_m_search("dense"), UserError);
+  MSearchOptions options;
+  options.max_points = 100;
+  EXPECT_THROW(check_m_search_options(options), UserError);
+  options.mode = MSearch::adaptive;
+  EXPECT_NO_THROW(check_m_search_options(options));
+  options.time_budget_s = -1;
+  EXPECT_THROW(check_m_search_options(options), UserError);
+}
+
+}  // namespace
+}  // namespace shapescope::profiler
