@@ -11,46 +11,13 @@
 #include "analyze/readers.hpp"
 #include "common/device_peaks.hpp"
 #include "common/profile_schema.hpp"
+#include "common/m_search_grid.hpp"
 #include "common/sidecar_schema.hpp"
 #include "common/user_error.hpp"
 
 namespace shapescope::analyze {
 
 namespace {
-
-using nlohmann::json;
-
-// node[section][key] when both levels exist, else nullptr.
-const json* member(const json& node, const char* section, const char* key) {
-  if (!node.is_object() || !node.contains(section) || !node[section].is_object()) return nullptr;
-  const json& inner = node[section];
-  return inner.contains(key) ? &inner[key] : nullptr;
-}
-
-// More M than any sweep plans: a grid beyond this is a damaged sidecar.
-constexpr int64_t kMaxGridPoints = 10'000'000;
-
-// An adaptive search's grid: m_search {"mode": "adaptive", "grid": [[first, last, step], ...]}; empty otherwise.
-std::vector<int64_t> adaptive_grid(const json& sidecar) {
-  const json* runs = member(sidecar, "m_search", "grid");
-  const json* mode = member(sidecar, "m_search", "mode");
-  if (!runs || !runs->is_array() || !mode || *mode != "adaptive") return {};
-  std::vector<int64_t> grid;
-  for (const json& run : *runs) {
-    if (!run.is_array() || run.size() != 3 || !run[0].is_number_integer() || !run[1].is_number_integer() ||
-        !run[2].is_number_integer() || run[2].get<int64_t>() < 1)
-      throw UserError(fmt::format("sidecar m_search.grid: {} is not [first, last, step]; fix or delete the sidecar",
-                                  run.dump()));
-    const int64_t first = run[0].get<int64_t>(), last = run[1].get<int64_t>(), step = run[2].get<int64_t>();
-    if (first < 1 || last < first || (last - first) / step >= kMaxGridPoints)
-      throw UserError(fmt::format("sidecar m_search.grid: {} is no grid of 1 to {} positive M; fix or delete the sidecar",
-                                  run.dump(), kMaxGridPoints));
-    for (int64_t m = first; m <= last; m += step) grid.push_back(m);
-  }
-  std::sort(grid.begin(), grid.end());
-  grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
-  return grid;
-}
 
 // What the sidecar says of the series (common/sidecar_schema.hpp); what it does not say stays unknown.
 void describe_from_sidecar(Series& series, const Sidecar& sidecar) {
@@ -98,11 +65,8 @@ SeriesPoint to_point(const ProfileRow& row, std::size_t line) {
 std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::string& path, const ReadOptions& options) {
   const std::string stem = std::filesystem::path(path).stem().string();
   std::optional<Sidecar> sidecar;
-  std::vector<int64_t> m_grid;
-  if (const std::optional<nlohmann::json> content = read_sidecar(path)) {
-    sidecar = parse_sidecar(*content);
-    m_grid = adaptive_grid(*content);
-  }
+  if (const std::optional<nlohmann::json> content = read_sidecar(path)) sidecar = parse_sidecar(*content);
+  const std::vector<int64_t> m_grid = sidecar ? adaptive_grid(sidecar->m_search) : std::vector<int64_t>{};
   // One profile file is one (kernel, shape); a concatenated file still splits cleanly.
   using Key = std::tuple<std::string, std::string, std::string, int64_t, int64_t, int64_t, std::string, std::string,
                          std::string>;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/m_search_grid.hpp"
 #include "common/user_error.hpp"
 
 namespace shapescope::profiler {
@@ -23,31 +24,12 @@ void check_m_search_options(const MSearchOptions& options) {
 }
 
 nlohmann::json m_search_json(const MSearchRecord& record) {
-  nlohmann::json runs = nlohmann::json::array();
-  const std::vector<int64_t>& grid = record.grid;
-  for (std::size_t i = 0; i < grid.size();) {
-    std::size_t j = i + 1;
-    const int64_t step = j < grid.size() ? grid[j] - grid[i] : 1;
-    while (j < grid.size() && grid[j] - grid[j - 1] == step) ++j;
-    if (j - i == 2) j = i + 1;  // two values are no run: the second may start the next one
-    runs.push_back({grid[i], grid[j - 1], j - i > 1 ? step : 1});
-    i = j;
-  }
   return {{"mode", to_string(MSearch::adaptive)},
-          {"grid", std::move(runs)},
-          {"grid_points", grid.size()},
+          {"grid", grid_runs_json(record.grid)},
+          {"grid_points", record.grid.size()},
           {"measured_points", record.result.measured.size()},
           {"coarse_points", record.result.coarse_points},
           {"budget_spent", record.result.budget_spent}};
-}
-
-std::vector<int64_t> grid_from_runs(const nlohmann::json& runs) {
-  std::vector<int64_t> grid;
-  for (const nlohmann::json& run : runs) {
-    const int64_t first = run.at(0).get<int64_t>(), last = run.at(1).get<int64_t>(), step = run.at(2).get<int64_t>();
-    for (int64_t m = first; m <= last; m += step) grid.push_back(m);
-  }
-  return grid;
 }
 
 }  // namespace shapescope::profiler

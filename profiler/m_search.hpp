@@ -38,11 +38,8 @@ struct MSearchRecord {
   AdaptiveResult result;
 };
 
-// The sidecar's `m_search` group: {"mode": "adaptive", "grid": [[first, last, step], ...] (ascending runs of
-// equal steps), "grid_points", "measured_points", "coarse_points", "budget_spent"}.
+// The sidecar's `m_search` group: {"mode": "adaptive", "grid": (common/m_search_grid.hpp), "grid_points",
+// "measured_points", "coarse_points", "budget_spent"}.
 nlohmann::json m_search_json(const MSearchRecord& record);
-
-// The grid's M values back from the `grid` runs of m_search_json.
-std::vector<int64_t> grid_from_runs(const nlohmann::json& runs);
 
 }  // namespace shapescope::profiler

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "common/m_search_grid.hpp"
 #include "profiler/adaptive_search.hpp"
 #include "common/user_error.hpp"
 #include "profiler/m_search.hpp"

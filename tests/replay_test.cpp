@@ -10,6 +10,7 @@
 
 #include "common/csv.hpp"
 #include "common/profile_schema.hpp"
+#include "common/m_search_grid.hpp"
 #include "profiler/replay.hpp"
 #include "tests/profile_cli_support.hpp"
 #include "tests/scratch_dir.hpp"
