@@ -17,6 +17,8 @@ inline constexpr const char* kStatusSkippedOom = "skipped-oom";        // buffer
 inline constexpr const char* kStatusUnsupported = "unsupported";       // the kernel cannot run this shape
 inline constexpr const char* kStatusThrottled = "throttled";           // measured below the starting SM clock
 inline constexpr const char* kStatusNoRows = "no-rows";                // grouped: no token reached this GPU's experts
+inline constexpr const char* kStatuses[] = {kStatusOk,          kStatusNumericalFail, kStatusError, kStatusSkippedOom,
+                                           kStatusUnsupported, kStatusThrottled,     kStatusNoRows};
 // Profiles written before the timing column existed were timed this way.
 inline constexpr const char* kTimingEvents = "events";
 

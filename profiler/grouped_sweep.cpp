@@ -248,6 +248,7 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
         const auto unsupported = kernel.unsupported_reason ? kernel.unsupported_reason(point.shape) : std::nullopt;
         if (!record_unmeasured(row, unsupported, sessions != nullptr, open_error))
           sidecar.timing.timed_s += measure_grouped_point(device, *sessions, context, point, row);
+        if (interrupt_requested()) break;  // a point cut short is not a row: the resume measures it
         flag_off_steady_clock(row, steady_clock_mhz);
         progress.advance(fmt::format("{} M={}", label_prefix, point.m));
         start->file.add(row);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/interrupt.hpp"
 #include "profiler/sample_stats.hpp"
 #include "profiler/throttle.hpp"
 
@@ -72,7 +73,14 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
   for (std::size_t set = 0; set < rotated.size(); ++set) {
     const int done = set == 0 ? std::max(0, options.first_set_runs_done) : 0;
     const int runs = std::max(graph && done == 0 ? 1 : 0, options.warmup_runs - done);
-    for (int i = 0; i < runs; ++i) rotated[set]->run();
+    for (int i = 0; i < runs; ++i) {
+      if (interrupt_requested()) {  // --warmup 100000 must not outlast a Ctrl-C
+        device.synchronize();
+        result.interrupted = true;
+        return result;
+      }
+      rotated[set]->run();
+    }
   }
   device.synchronize();
 
@@ -151,6 +159,10 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
                                         (probe_timed_us + first_replay_sample_us) / 1e6);
   auto seconds_spent = [&] { return seconds_since(point_start); };
   while (true) {
+    if (interrupt_requested()) {
+      result.interrupted = true;
+      break;
+    }
     samples.push_back(next_sample());
     if (precise_enough(samples, min_samples, options.target_rel_stderr)) {
       result.converged = true;

@@ -185,7 +185,8 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
   const double steady_clock_mhz = baseline->steady_clock_mhz;
   result.floors = baseline->floors;
   remove_stale_temporaries(plan.out_dir);
-  const SweepRecord record{info, plan.measure, plan.seed, plan.programmatic_launch, plan.command_line, result.floors};
+  const SweepRecord record{info, plan.measure, plan.seed, plan.programmatic_launch, plan.command_line, result.floors,
+                           passes};
 
   for (const GemmProblem& problem : plan.problems) {
     for (const std::string& kernel_name : plan.kernels) {
@@ -245,6 +246,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
           phases = measure_point(device, *sessions, plan, row);
           if (phases) sidecar.timing.timed_s += (*phases)[PointPhase::timed];
         }
+        if (interrupt_requested()) break;  // a point cut short is not a row: the resume measures it
         flag_off_steady_clock(row, steady_clock_mhz);
         progress.advance(passes > 1 ? fmt::format("{} M={} pass {}/{}", label_prefix, m, point.pass + 1, passes)
                                     : fmt::format("{} M={}", label_prefix, m));
