@@ -140,13 +140,14 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
       const int wanted = count < min_samples ? min_samples - count : kSamplesPerGroup;
       const int group = std::clamp(std::min(wanted, max_samples - count), 1, kMaxGroup);
       while (int(group_timers.size()) < group) group_timers.push_back(device.make_timer());
-      for (int i = 0; i < group; ++i) {
+      int launched = 0;  // a group of slow runs (a Python callable's) stops early on an interrupt
+      for (; launched < group && !(launched > 0 && interrupt_requested()); ++launched) {
         device.flush_cache();
-        group_timers[std::size_t(i)]->start();
+        group_timers[std::size_t(launched)]->start();
         first.run();
-        group_timers[std::size_t(i)]->stop();
+        group_timers[std::size_t(launched)]->stop();
       }
-      for (int i = 0; i < group; ++i) group_times.push_back(group_timers[std::size_t(i)]->elapsed_us());
+      for (int i = 0; i < launched; ++i) group_times.push_back(group_timers[std::size_t(i)]->elapsed_us());
     }
     const double us = group_times.front();
     group_times.pop_front();

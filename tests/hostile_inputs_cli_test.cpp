@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/csv.hpp"
 #include "tests/profile_cli_support.hpp"
 
 namespace shapescope::testing_support {
@@ -62,24 +63,15 @@ TEST_F(HostileInputs, HfConfigSizesBeyondAnyModelAreRefused) {
 TEST_F(HostileInputs, ResumeKeepsEveryRowOfOneFileAtOnePassCount) {
   const std::string sweep = "--backend cpu --shape 64,64 --kernel cpu_bf16" + fast;
   ASSERT_EQ(run_profile(sweep + " --m-list 1,2 --repeat 2").exit_code, 0);
-  expect_user_error(sweep + " --m-list 1,2,3,4", {"cannot resume", "passes: 2 in the file, (none) in this run"});
+  expect_user_error(sweep + " --m-list 1,2,3,4", {"cannot resume", "passes: \"2\" in the file, (none) in this run"});
   const Outcome resumed = run_profile(sweep + " --m-list 1,2,3,4 --repeat 2");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.stderr_text;
   const fs::path csv = scratch("out") / "shape_N64_K64_cpu_bf16.csv";
   ASSERT_TRUE(fs::exists(csv));
-  std::ifstream in(csv);
-  std::string header, line;
-  std::getline(in, header);
-  int passes_column = 0;
-  for (std::size_t at = 0; at < header.find("passes"); ++at) passes_column += header[at] == ',';
-  int rows = 0;
-  while (std::getline(in, line)) {
-    ++rows;
-    std::size_t at = 0;
-    for (int c = 0; c < passes_column; ++c) at = line.find(',', at) + 1;
-    EXPECT_EQ(line.substr(at, line.find(',', at) - at), "2") << line;
-  }
-  EXPECT_EQ(rows, 4);
+  const csv::Table table = csv::read_file(csv);
+  ASSERT_GE(table.column("passes"), 0);
+  for (const auto& row : table.rows) EXPECT_EQ(row[std::size_t(table.column("passes"))], "2");
+  EXPECT_EQ(table.rows.size(), 4u);
 }
 
 }  // namespace
