@@ -10,6 +10,7 @@
 #include "analyze/capture_command.hpp"
 #include "analyze/triage_command.hpp"
 #include "common/cli_errors.hpp"
+#include "common/cli_option_rules.hpp"
 #include "common/user_error.hpp"
 
 int main(int argc, char** argv) {
@@ -95,8 +96,15 @@ int main(int argc, char** argv) {
                  "capture sizes: show what profile --verify-capture-sizes measured for this recommendation")
       ->check(CLI::ExistingFile);
 
+  shapescope::refuse_empty_values(app);
+  const shapescope::OptionListing listing(app);
+
   try {
     app.parse(argc, argv);
+    if (listing.listing()) {
+      std::cout << shapescope::OptionListing::text(app);
+      return 0;
+    }
     if (capture.enabled) {
       if (!request.compare.empty() || !triage.stability.empty() || !triage.passes.empty() || !triage.plot_path.empty() ||
           !triage.dispatch_path.empty() || !triage.verify_results_path.empty() || request.analysis.check_split) {

@@ -23,10 +23,22 @@ std::optional<double> parse_number(const std::string& text) {
   return value;
 }
 
+// A named shape weighs every batch from 1 to its last one by one: a million batch sizes is beyond any engine
+// (vLLM's max_num_seqs is in the hundreds), and a typo of 10^12 must not run for hours.
+constexpr int64_t kMaxDistributionBatch = int64_t(1) << 20;
+
+int64_t checked_last(const std::string& spec, int64_t last) {
+  if (last < 1 || last > kMaxDistributionBatch) {
+    throw UserError(fmt::format("--m-weights {}: the largest batch {} must lie from 1 to {}", spec, last,
+                                kMaxDistributionBatch));
+  }
+  return last;
+}
+
 // Named shapes without a natural end stop at the engine's largest batch.
 int64_t largest_batch(const std::string& spec, std::optional<int64_t> max_batch) {
   if (!max_batch) throw UserError(fmt::format("--m-weights {} has no largest batch; add --max-batch B", spec));
-  return *max_batch;
+  return checked_last(spec, *max_batch);
 }
 
 }  // namespace
@@ -50,7 +62,8 @@ MWeights batch_distribution(const std::string& spec, std::optional<int64_t> max_
     if (!given || value < 1 || value != std::floor(value)) {
       throw UserError(fmt::format("--m-weights {}: B must be a positive integer (e.g. uniform:256)", spec));
     }
-    const auto last = static_cast<int64_t>(value);
+    const int64_t last = checked_last(spec, value > double(kMaxDistributionBatch) ? kMaxDistributionBatch + 1
+                                                                                  : static_cast<int64_t>(value));
     if (max_batch && last > *max_batch) {
       throw UserError(fmt::format("--m-weights {} reaches batch {}, beyond --max-batch {}; lower B or raise "
                                   "--max-batch",

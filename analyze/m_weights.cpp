@@ -1,5 +1,7 @@
 #include "analyze/m_weights.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "analyze/csv_fields.hpp"
@@ -17,11 +19,17 @@ MWeights MWeights::read(const std::string& path) {
   MWeights result;
   result.uniform_ = false;
   result.source_ = path;
+  double total = 0;
   for (std::size_t row = 0; row < table.rows.size(); ++row) {
     const CsvRecord record(table, row, path);
     const int64_t m = record.integer("m");
     const double weight = record.number("weight");
     if (weight < 0) throw UserError(fmt::format("{}: weight {} is negative; use 0 or more", record.where(), weight));
+    total += weight;
+    if (!std::isfinite(total)) {
+      throw UserError(fmt::format("{}: the weights so far sum past the largest double; give relative weights "
+                                  "(shares or counts)", record.where()));
+    }
     if (!result.weights_.emplace(m, weight).second) {
       throw UserError(fmt::format("{}: M={} appears twice; list each M once", record.where(), m));
     }

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "common/size_limits.hpp"
 #include "common/user_error.hpp"
 
 namespace shapescope {
@@ -33,6 +34,12 @@ class Reader {
   int64_t integer(const json& object, const char* key, const std::string& where) const {
     return need(object, key, where, &json::is_number_integer, "an integer").get<int64_t>();
   }
+  // An integer from 1 to `most`.
+  int64_t count(const json& object, const char* key, const std::string& where, int64_t most) const {
+    const int64_t value = integer(object, key, where);
+    if (value < 1 || value > most) fail(fmt::format("{}'s '{}' is {}; expected 1 to {}", where, key, value, most));
+    return value;
+  }
   double number(const json& object, const char* key, const std::string& where) const {
     return need(object, key, where, &json::is_number, "a number").get<double>();
   }
@@ -57,7 +64,7 @@ json parse_file(const std::string& path) {
   content << file.rdbuf();
   try {
     return json::parse(content.str());
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {  // parse_error, or out_of_range for a number past a double
     throw UserError(fmt::format("{}: not JSON ({}); {}", path, error.what(), kFix));
   }
 }
@@ -66,18 +73,15 @@ CaptureReportModule read_module(const Reader& reader, const json& entry, const s
   CaptureReportModule module;
   module.module = reader.text(entry, "module", where);
   const std::string named = fmt::format("{} ({})", where, module.module);
-  module.n = reader.integer(entry, "n", named);
-  module.k = reader.integer(entry, "k", named);
-  module.batch_count = reader.integer(entry, "batch_count", named);
-  module.layers = reader.integer(entry, "layers", named);
+  module.n = reader.count(entry, "n", named, kMaxModelDimension);
+  module.k = reader.count(entry, "k", named, kMaxModelDimension);
+  module.batch_count = reader.count(entry, "batch_count", named, kMaxModelDimension);
+  module.layers = reader.count(entry, "layers", named, kMaxModelLayers);
   module.cost_model = reader.text(entry, "cost_model", named);
-  if (module.n < 1 || module.k < 1 || module.batch_count < 1 || module.layers < 1) {
-    reader.fail(fmt::format("{} needs n, k, batch_count and layers of at least 1", named));
-  }
   const json& points = reader.array(entry, "points", named);
   for (std::size_t i = 0; i < points.size(); ++i) {
     const std::string point = fmt::format("{} points[{}]", named, i);
-    module.kernel_at[reader.integer(points[i], "m", point)] = reader.text(points[i], "kernel", point);
+    module.kernel_at[reader.count(points[i], "m", point, kMaxBatchTokens)] = reader.text(points[i], "kernel", point);
   }
   return module;
 }
@@ -101,14 +105,14 @@ CaptureReportFile read_capture_report(const std::string& path) {
   CaptureReportFile report;
   report.path = path;
   report.model = reader.text(root, "model", "the report");
-  report.tp = static_cast<int>(reader.integer(root, "tp", "the report"));
+  report.tp = static_cast<int>(reader.count(root, "tp", "the report", kMaxModelDimension));
   report.device = root.value("device", "");
   report.recommended = reader.text(root, "recommended", "the report");
 
   const json& grid = reader.array(root, "grid", "the report");
   for (std::size_t i = 0; i < grid.size(); ++i) {
     const std::string where = fmt::format("grid[{}]", i);
-    report.step_us[reader.integer(grid[i], "m", where)] = reader.number(grid[i], "step_us", where);
+    report.step_us[reader.count(grid[i], "m", where, kMaxBatchTokens)] = reader.number(grid[i], "step_us", where);
   }
   const json& modules = reader.array(root, "modules", "the report");
   if (modules.empty()) reader.fail("'modules' is empty");
@@ -122,7 +126,8 @@ CaptureReportFile read_capture_report(const std::string& path) {
     list.key = reader.text(lists[i], "key", where);
     list.label = lists[i].value("label", list.key);
     for (const json& size : reader.array(lists[i], "sizes", where)) {
-      if (!size.is_number_integer()) reader.fail(fmt::format("{}'s 'sizes' must hold integers", where));
+      if (!size.is_number_integer() || size.get<int64_t>() < 1 || size.get<int64_t>() > kMaxBatchTokens)
+        reader.fail(fmt::format("{}'s 'sizes' must hold integers from 1 to {}", where, kMaxBatchTokens));
       list.sizes.push_back(size.get<int64_t>());
     }
     list.expected_step_us = reader.number(lists[i], "expected_step_us", where);
@@ -135,11 +140,11 @@ CaptureReportFile read_capture_report(const std::string& path) {
   for (std::size_t i = 0; i < batches.size(); ++i) {
     const std::string where = fmt::format("batches[{}]", i);
     CaptureReportBatch batch;
-    batch.batch = reader.integer(batches[i], "batch", where);
+    batch.batch = reader.count(batches[i], "batch", where, kMaxBatchTokens);
     batch.weight = reader.number(batches[i], "weight", where);
     const json& served = reader.need(batches[i], "served", where, &json::is_object, "an object");
     for (const auto& [key, use] : served.items()) {
-      batch.served[key] = reader.integer(use, "size", fmt::format("{} served '{}'", where, key));
+      batch.served[key] = reader.count(use, "size", fmt::format("{} served '{}'", where, key), kMaxBatchTokens);
     }
     report.batches.push_back(std::move(batch));
   }

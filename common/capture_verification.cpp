@@ -185,7 +185,7 @@ CaptureVerification read_capture_verification(const std::string& path) {
   json root;
   try {
     root = json::parse(content.str());
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {  // parse_error, or out_of_range for a number past a double
     throw UserError(
         fmt::format("{}: not JSON ({}); pass the file profile --verify-capture-sizes wrote", path, error.what()));
   }

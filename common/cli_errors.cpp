@@ -36,7 +36,7 @@ int report_failure(std::string_view tool, const std::exception& error) {
   } else if (const auto* file_error = dynamic_cast<const std::filesystem::filesystem_error*>(&error)) {
     message = fmt::format("{}: {}; check the path", file_error->path1().string(), file_error->code().message());
   } else {
-    message = fmt::format("internal error: {}", error.what());
+    message = fmt::format("internal error (a bug in shapescope; please report it with the command line): {}", error.what());
     code = kExitInternalError;
   }
   fmt::print(stderr, "{}: {}\n", tool, one_line(message));

@@ -1,6 +1,6 @@
 // How both CLIs end on an error: one line on stderr — control characters in it
 // (a CSV field holding a newline, say) escaped — and exit 2 for anything the
-// user can fix (options, inputs, paths), 1 for an internal error.
+// user can fix (options, inputs, paths), 70 (EX_SOFTWARE) for an internal error, which names itself a bug.
 #pragma once
 
 #include <exception>
@@ -10,7 +10,7 @@
 namespace shapescope {
 
 inline constexpr int kExitUserError = 2;
-inline constexpr int kExitInternalError = 1;
+inline constexpr int kExitInternalError = 70;
 
 // `text` on one line: \n, \r and \t written as those escapes, other control bytes as \xNN.
 std::string one_line(std::string_view text);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/model_catalog.hpp"
+#include "common/size_limits.hpp"
 #include "common/user_error.hpp"
 
 namespace shapescope {
@@ -47,6 +48,10 @@ class Config {
     const json& value = document_.at(key);
     if (!value.is_number_integer() || value.get<int64_t>() < 0) {
       throw UserError(fmt::format("{}: '{}' is {}; expected a non-negative integer", path_, key, value.dump()));
+    }
+    if (value.get<int64_t>() > kMaxModelDimension) {
+      throw UserError(fmt::format("{}: '{}' is {}; expected at most {} (2^20, far above any model's)", path_, key,
+                                  value.dump(), kMaxModelDimension));
     }
     return value.get<int64_t>();
   }
@@ -251,7 +256,7 @@ ModelSpec model_from_hf_config(const std::filesystem::path& config_json, const s
   json document;
   try {
     document = json::parse(content.str());
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {  // parse_error, or out_of_range for a number past a double
     throw UserError(fmt::format("{}: invalid JSON ({}); pass a Hugging Face config.json", config_json.string(),
                                 error.what()));
   }

@@ -10,6 +10,7 @@ extern "C" void on_signal(int) { requested = 1; }
 }  // namespace
 
 void install_interrupt_handlers() {
+  requested = 0;  // a run in a process that outlives it (the Python entry point) starts uninterrupted
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);

@@ -6,7 +6,7 @@
 
 namespace shapescope {
 
-// Installs the handlers; `profile` calls it first thing in main, before any signal could kill it.
+// Installs the handlers and clears the flag; `profile` calls it first thing, before any signal could kill it.
 void install_interrupt_handlers();
 bool interrupt_requested();
 // For tests: pretend a signal arrived (or clear it).

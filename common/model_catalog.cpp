@@ -284,7 +284,7 @@ ModelSpec parse_model_json(const std::string& json_text, const std::string& sour
   json document;
   try {
     document = json::parse(json_text);
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {  // parse_error, or out_of_range for a number past a double
     throw UserError(fmt::format("{}: invalid JSON ({}); fix the file", source, error.what()));
   }
   require_keys(document, {"name", "source", "layers"}, {"num_hidden_layers", "module_layers"}, source);

@@ -21,7 +21,7 @@ json read_json(const std::string& path) {
   text << file.rdbuf();
   try {
     return json::parse(text.str());
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {  // parse_error, or out_of_range for a number past a double
     throw UserError(fmt::format("{}: not JSON ({}); pass the JSON report analyze wrote", path, error.what()));
   }
 }

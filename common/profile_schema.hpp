@@ -18,6 +18,8 @@ inline constexpr const char* kStatusSkippedOom = "skipped-oom";        // buffer
 inline constexpr const char* kStatusUnsupported = "unsupported";       // the kernel cannot run this shape
 inline constexpr const char* kStatusThrottled = "throttled";           // measured below the starting SM clock
 inline constexpr const char* kStatusNoRows = "no-rows";                // grouped: no token reached this GPU's experts
+inline constexpr const char* kStatuses[] = {kStatusOk,          kStatusNumericalFail, kStatusError, kStatusSkippedOom,
+                                           kStatusUnsupported, kStatusThrottled,     kStatusNoRows};
 // True when the row holds a measurement the analysis may use: ok, or throttled (measured, and flagged for
 // the clock it ran at). Every other status is a point skipped or failed.
 inline bool is_measured_status(std::string_view status) { return status == kStatusOk || status == kStatusThrottled; }

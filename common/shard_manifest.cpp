@@ -1,6 +1,7 @@
 #include "common/shard_manifest.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -46,7 +47,16 @@ std::set<int64_t> measured_m_values(const std::filesystem::path& csv_path) {
   const int batch = table.column("batch");
   if (batch < 0) throw UserError(fmt::format("{}: no batch column; not a shapescope profile", csv_path.string()));
   std::set<int64_t> m_values;
-  for (const auto& row : table.rows) m_values.insert(std::stoll(row[std::size_t(batch)]));
+  for (std::size_t i = 0; i < table.rows.size(); ++i) {
+    const std::string& text = table.rows[i][std::size_t(batch)];
+    int64_t m = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), m);
+    if (error != std::errc() || end != text.data() + text.size()) {
+      throw UserError(fmt::format("{}:{}: batch '{}' is not an M; re-run the shard that wrote it", csv_path.string(),
+                                  table.row_lines[i], text));
+    }
+    m_values.insert(m);
+  }
   return m_values;
 }
 

@@ -78,7 +78,7 @@ VerifyResults read_verify_results(const std::string& path) {
   nlohmann::json root;
   try {
     root = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {  // parse_error, or out_of_range for a number past a double
     throw UserError(fmt::format("{}: not JSON ({}); pass the file profile --verify-plans wrote", path, error.what()));
   }
   if (!root.is_object() || !root.contains("plans") || !root["plans"].is_array()) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/interrupt.hpp"
 #include "common/user_error.hpp"
 #include "kernels/synthetic_operands.hpp"
 #include "profiler/grouped_presets.hpp"
@@ -15,6 +16,9 @@ namespace {
 
 constexpr int64_t kMaxAlign = 256;
 constexpr uint64_t kTokenSeedSalt = 0x70CE45EEDull;
+// Routing draws every token's experts one by one (tens of millions of draws a second): 2^24 tokens, far
+// above any serving batch, route in seconds; 2^33 would take hours before the first row.
+constexpr int64_t kMaxRoutedTokens = int64_t(1) << 24;
 
 struct LayoutChoice {
   kernels::GroupLayout layout = kernels::GroupLayout::contiguous;
@@ -81,6 +85,13 @@ GroupedSweepPlan plan_grouped_experts(const std::vector<GemmProblem>& expert_pro
                                       const std::vector<int64_t>& m_values, uint64_t seed) {
   const LayoutChoice choice = parse_layout(request);
   const RoutingSpec routing = parse_routing(request.routing.empty() ? "uniform" : request.routing);
+  for (const int64_t m : m_values) {
+    if (m > kMaxRoutedTokens) {
+      throw UserError(fmt::format("M={}: a grouped sweep routes at most {} tokens (2^24) per M, each drawn one by "
+                                  "one; give smaller M values",
+                                  m, kMaxRoutedTokens));
+    }
+  }
   GroupedSweepPlan plan;
   plan.seed = seed;
   plan.description = describe(choice);
@@ -93,6 +104,7 @@ GroupedSweepPlan plan_grouped_experts(const std::vector<GemmProblem>& expert_pro
     series.routing_label = routing.label();
     series.layout_label = choice.label;
     for (const int64_t m : m_values) {
+      if (interrupt_requested()) return plan;  // the caller sees the flag and measures nothing
       GroupedPoint point;
       point.m = m;
       point.token_seed = routing.kind == RoutingKind::balanced ? 0 : token_seed_for(seed, m);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/interrupt.hpp"
 #include "profiler/sample_stats.hpp"
 #include "profiler/stopping_criterion.hpp"
 #include "profiler/throttle.hpp"
@@ -73,7 +74,14 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
   for (std::size_t set = 0; set < rotated.size(); ++set) {
     const int done = set == 0 ? std::max(0, options.first_set_runs_done) : 0;
     const int runs = std::max(graph && done == 0 ? 1 : 0, options.warmup_runs - done);
-    for (int i = 0; i < runs; ++i) rotated[set]->run();
+    for (int i = 0; i < runs; ++i) {
+      if (interrupt_requested()) {  // --warmup 100000 must not outlast a Ctrl-C
+        device.synchronize();
+        result.interrupted = true;
+        return result;
+      }
+      rotated[set]->run();
+    }
   }
   device.synchronize();
 
@@ -133,13 +141,14 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
       const int wanted = count < min_samples ? min_samples - count : kSamplesPerGroup;
       const int group = std::clamp(std::min(wanted, max_samples - count), 1, kMaxGroup);
       while (int(group_timers.size()) < group) group_timers.push_back(device.make_timer());
-      for (int i = 0; i < group; ++i) {
+      int launched = 0;  // a group of slow runs (a Python callable's) stops early on an interrupt
+      for (; launched < group && !(launched > 0 && interrupt_requested()); ++launched) {
         device.flush_cache();
-        group_timers[std::size_t(i)]->start();
+        group_timers[std::size_t(launched)]->start();
         first.run();
-        group_timers[std::size_t(i)]->stop();
+        group_timers[std::size_t(launched)]->stop();
       }
-      for (int i = 0; i < group; ++i) group_times.push_back(group_timers[std::size_t(i)]->elapsed_us());
+      for (int i = 0; i < launched; ++i) group_times.push_back(group_timers[std::size_t(i)]->elapsed_us());
     }
     const double us = group_times.front();
     group_times.pop_front();
@@ -153,6 +162,10 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
   auto seconds_spent = [&] { return seconds_since(point_start); };
   const std::unique_ptr<StoppingCriterion> criterion = make_stopping_criterion(options);
   while (true) {
+    if (interrupt_requested()) {
+      result.interrupted = true;
+      break;
+    }
     samples.push_back(next_sample());
     criterion->add(samples.back());
     if (criterion->done()) {

@@ -45,6 +45,7 @@ struct Measurement {
   // clock readings; warm-up runs, timers, graph capture and release; the sample loop's wall time less
   // the timed time in it. With timed_us_total they add up to the point's measuring time.
   double clocks_s = 0, warm_up_s = 0, between_samples_s = 0;
+  bool interrupted = false;  // SIGINT/SIGTERM cut the warm-up or the samples short: not a measurement
 };
 
 // `operand_sets` are one GEMM over distinct buffers (at least one). Graph mode replays

@@ -7,7 +7,8 @@
 namespace shapescope::profiler {
 
 MeasurementFingerprint measurement_fingerprint(const MeasureOptions& measure, uint64_t seed, bool programmatic_launch,
-                                               const std::string& kernel, const kernels::DeviceInfo& device) {
+                                               const std::string& kernel, const kernels::DeviceInfo& device,
+                                               int passes) {
   MeasurementFingerprint fingerprint = {
       {"kernel", kernel},
       {"device", device.name},
@@ -19,6 +20,8 @@ MeasurementFingerprint measurement_fingerprint(const MeasureOptions& measure, ui
   };
   // The CPU's threads change its times; a GPU's SM count is fixed by the device name.
   if (device.backend == "cpu") fingerprint.push_back({"threads", std::to_string(device.multiprocessors)});
+  // A row's median over R passes is not one pass's reading; one pass adds no field, as files before --repeat.
+  if (passes > 1) fingerprint.push_back({"passes", std::to_string(passes)});
   return fingerprint;
 }
 

@@ -1,6 +1,6 @@
 // The options a profile's rows depend on. Rows measured under different values
 // (timing mode, programmatic launch, cold and hot, other threads, another seed,
-// kernel, device or build) must not share one file: the sidecar records the
+// kernel, device or build, another --repeat) must not share one file: the sidecar records the
 // fingerprint and a resumed run compares it field by field. A new option of that kind is one line in measurement_fingerprint().
 #pragma once
 
@@ -21,7 +21,8 @@ struct FingerprintField {
 using MeasurementFingerprint = std::vector<FingerprintField>;
 
 MeasurementFingerprint measurement_fingerprint(const MeasureOptions& measure, uint64_t seed, bool programmatic_launch,
-                                               const std::string& kernel, const kernels::DeviceInfo& device);
+                                               const std::string& kernel, const kernels::DeviceInfo& device,
+                                               int passes = 1);
 
 // {"name": "value", ...}, the sidecar's "measurement_fingerprint".
 nlohmann::json fingerprint_json(const MeasurementFingerprint& fingerprint);

@@ -5,12 +5,16 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <numbers>
 #include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "common/csv.hpp"
+#include "common/interrupt.hpp"
+#include "common/size_limits.hpp"
 #include "common/user_error.hpp"
 #include "kernels/synthetic_operands.hpp"
 
@@ -69,8 +73,10 @@ std::vector<double> read_histogram(const std::string& path) {
     int64_t expert = -1;
     const auto [expert_end, expert_error] =
         std::from_chars(expert_text.data(), expert_text.data() + expert_text.size(), expert);
-    if (expert_error != std::errc() || expert_end != expert_text.data() + expert_text.size() || expert < 0) {
-      throw UserError(fmt::format("{}: expert '{}' is not an expert index (0, 1, ...); fix the row", where, expert_text));
+    if (expert_error != std::errc() || expert_end != expert_text.data() + expert_text.size() || expert < 0 ||
+        expert >= kMaxModelDimension) {
+      throw UserError(fmt::format("{}: expert '{}' is not an expert index (0, 1, ... below {}); fix the row", where,
+                                  expert_text, kMaxModelDimension));
     }
     double tokens = -1;
     const auto [tokens_end, tokens_error] =
@@ -89,6 +95,17 @@ std::vector<double> read_histogram(const std::string& path) {
   return histogram;
 }
 
+// Log-weights to weights relative to the largest, each at least the smallest normal double: a steep skew
+// (zipf:1000, lognormal:1e300) neither overflows nor underflows to zero, so every expert stays drawable and a
+// token always finds top_k distinct experts.
+void popularity_from_logs(std::vector<double>& weights) {
+  const double largest = *std::max_element(weights.begin(), weights.end());
+  for (double& weight : weights) {
+    const double relative = weight == largest ? 1.0 : std::exp(weight - largest);
+    weight = relative >= std::numeric_limits<double>::min() ? relative : std::numeric_limits<double>::min();
+  }
+}
+
 std::vector<double> draw_popularity(const RoutingSpec& spec, int64_t experts, int64_t top_k, uint64_t seed) {
   std::vector<double> popularity(std::size_t(experts), 1.0);
   CounterRandom random(seed, popularity_stream);
@@ -97,7 +114,8 @@ std::vector<double> draw_popularity(const RoutingSpec& spec, int64_t experts, in
     case RoutingKind::balanced:
       break;
     case RoutingKind::lognormal:
-      for (double& weight : popularity) weight = std::exp(spec.parameter * random.normal());
+      for (double& weight : popularity) weight = spec.parameter * random.normal();
+      popularity_from_logs(popularity);
       break;
     case RoutingKind::zipf: {
       std::vector<int64_t> rank(static_cast<std::size_t>(experts));
@@ -105,7 +123,8 @@ std::vector<double> draw_popularity(const RoutingSpec& spec, int64_t experts, in
       for (int64_t e = experts - 1; e > 0; --e)  // Fisher-Yates
         std::swap(rank[std::size_t(e)], rank[std::size_t(int64_t(random.uniform() * double(e + 1)))]);
       for (int64_t e = 0; e < experts; ++e)
-        popularity[std::size_t(e)] = std::pow(double(rank[std::size_t(e)]), -spec.parameter);
+        popularity[std::size_t(e)] = -spec.parameter * std::log(double(rank[std::size_t(e)]));
+      popularity_from_logs(popularity);
       break;
     }
     case RoutingKind::histogram: {
@@ -214,6 +233,8 @@ std::vector<int64_t> Router::expert_rows(int64_t tokens, uint64_t token_seed) co
   chosen.reserve(std::size_t(top_k_));
   constexpr int kMaxRedraws = 64;  // then draw exactly from the experts not chosen yet
   for (int64_t token = 0; token < tokens; ++token) {
+    // Millions of tokens take seconds: an interrupt stops the draw (the caller then measures nothing).
+    if (token % 65536 == 0 && interrupt_requested()) return rows;
     chosen.clear();
     while (int64_t(chosen.size()) < top_k_) {
       int64_t expert = -1;
@@ -240,6 +261,7 @@ std::vector<int64_t> Router::expert_rows(int64_t tokens, uint64_t token_seed) co
             if (popularity_[std::size_t(e)] > 0 && std::find(chosen.begin(), chosen.end(), e) == chosen.end()) expert = e;
         }
       }
+      if (expert < 0) throw std::logic_error("routing found no free expert with tokens for a token's top_k");
       chosen.push_back(expert);
       ++rows[std::size_t(expert)];
     }

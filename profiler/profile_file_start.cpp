@@ -21,7 +21,8 @@ std::optional<ProfileFileStart> start_profile_file(const std::filesystem::path& 
   sidecar.measure = record.measure;
   sidecar.seed = record.seed;
   sidecar.fingerprint =
-      measurement_fingerprint(record.measure, record.seed, record.programmatic_launch, kernel_name, record.device);
+      measurement_fingerprint(record.measure, record.seed, record.programmatic_launch, kernel_name, record.device,
+                              record.passes);
   sidecar.command_line = record.command_line;
   sidecar.floors = record.floors;
   sidecar.programmatic_launch = record.programmatic_launch;

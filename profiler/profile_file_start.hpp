@@ -30,6 +30,7 @@ struct SweepRecord {
   bool programmatic_launch;
   const std::string& command_line;
   const TimingFloors& floors;
+  int passes = 1;  // --repeat
 };
 
 struct ProfileFileStart {

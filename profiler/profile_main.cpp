@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/cli_errors.hpp"
+#include "common/cli_option_rules.hpp"
 #include "common/interrupt.hpp"
 #include "common/user_error.hpp"
 #include "kernels/plugin_kernels.hpp"
@@ -153,6 +154,18 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--worker-slot", scale_out.worker_slot)->group("");  // set by --gpus/--workers for their workers
   app.add_option("--worker-count", scale_out.worker_count)->group("");
+  // 0 is how these say "not given": given, it must be a count.
+  for (const char* name : {"--workers", "--align", "--max-m", "--verify-max-plans"})
+    app.get_option(name)->check(positive_count());
+  // A preset is a list of M values of its own: beside --m-list or --m-range it would be silently dropped.
+  app.get_option("--m-preset")->excludes("--m-list")->excludes("--m-range");
+  // --merge reads finished shards: an option of a sweep beside it would be silently ignored.
+  CLI::Option* merge = app.get_option("--merge");
+  for (CLI::Option* option : app.get_options())
+    if (option != merge && option->get_name() != "--help" && option->get_name() != "--progress" && !option->get_group().empty())
+      merge->excludes(option);
+  refuse_empty_values(app);
+  const OptionListing listing(app);
 
   try {
     app.parse(argc, argv);
@@ -160,6 +173,10 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
     if (error.get_exit_code() == 0) return app.exit(error);  // --help
     fmt::print(stderr, "profile: {} (see profile --help)\n", one_line(error.what()));
     return kExitUserError;
+  }
+  if (listing.listing()) {
+    fmt::print("{}", OptionListing::text(app));
+    return 0;
   }
 
   try {

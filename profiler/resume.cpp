@@ -52,7 +52,8 @@ void check_resumable(const SweepPlan& plan, const kernels::DeviceInfo& device) {
     for (const std::string& kernel : plan.kernels) {
       const std::string name = profile_file_name(problem, kernel, plan.measure.timing);
       resumable_rows(plan.out_dir / name,
-                     measurement_fingerprint(plan.measure, plan.seed, plan.programmatic_launch, kernel, device),
+                     measurement_fingerprint(plan.measure, plan.seed, plan.programmatic_launch, kernel, device,
+                                             std::max(1, plan.repeat)),
                      m_values_of_file(plan, name));
     }
   }

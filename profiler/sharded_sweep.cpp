@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -21,6 +22,30 @@ namespace {
 // Files merged at once by `profile --merge`.
 constexpr std::size_t kMergeThreads = 8;
 
+// A shard's rows of `file` as its manifest planned them: each M is one of the shard's own points (not another
+// shard's, not outside the plan), once, with a status profile writes. Names the CSV, the M and the reason.
+void check_shard_rows(const std::filesystem::path& csv, const std::string& file, const std::vector<ProfileRow>& rows) {
+  const ShardManifest manifest = read_manifest(csv.parent_path());
+  const auto planned = manifest.points.find(file);
+  std::set<int64_t> seen;
+  for (const ProfileRow& row : rows) {
+    auto refuse = [&](const std::string& reason) {
+      throw UserError(fmt::format("{}: M={} {}; re-run shard {} of {} (delete the file first) or remove the row",
+                                  csv.string(), row.batch, reason, manifest.index, manifest.count));
+    };
+    const bool in_plan = std::find(manifest.plan_m_values.begin(), manifest.plan_m_values.end(), row.batch) !=
+                         manifest.plan_m_values.end();
+    if (!in_plan) refuse("is not an M of the sweep's plan");
+    if (planned == manifest.points.end() ||
+        std::find(planned->second.begin(), planned->second.end(), row.batch) == planned->second.end())
+      refuse("belongs to another shard");
+    if (!seen.insert(row.batch).second) refuse("appears twice");
+    if (std::find_if(std::begin(kStatuses), std::end(kStatuses), [&](const char* s) { return row.status == s; }) ==
+        std::end(kStatuses))
+      refuse(fmt::format("has status '{}', not one profile writes", row.status));
+  }
+}
+
 // One file of a folder of shards, merged at the top of `folder`: the shards' rows together, the sidecar of the
 // first shard holding it with a `shards` list. Returns its summary.
 FileSummary merge_file(const std::filesystem::path& folder, const std::string& file,
@@ -29,7 +54,9 @@ FileSummary merge_file(const std::filesystem::path& folder, const std::string& f
   std::optional<nlohmann::json> merged_sidecar;
   nlohmann::json shards = nlohmann::json::array();
   for (const std::filesystem::path& csv : csvs) {
-    rows = merge_rows(std::move(rows), read_profile_csv(csv));
+    const std::vector<ProfileRow> shard_rows = read_profile_csv(csv);
+    check_shard_rows(csv, file, shard_rows);
+    rows = merge_rows(std::move(rows), shard_rows);
     const std::optional<nlohmann::json> sidecar = read_sidecar(csv);
     if (!sidecar) throw UserError(fmt::format("{}: no sidecar beside it; re-run its shard", csv.string()));
     const nlohmann::json fingerprint = sidecar->value(sidecar_key::kMeasurementFingerprint, nlohmann::json());

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -19,12 +20,14 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 // One M through `measure_m`: its timer seconds counted, flagged when it ran off the steady clock, counted in the
 // progress bar as `label` and handed to `write` (true when that wrote it to the file), its phases recorded.
-ProfileRow measure_one(FilePoints& file, int64_t m, const std::string& label, const MeasureM& measure_m,
+// nullopt when an interrupt cut the point short: it is no row, and a resume measures it.
+std::optional<ProfileRow> measure_one(FilePoints& file, int64_t m, const std::string& label, const MeasureM& measure_m,
                        const std::function<bool(const ProfileRow&)>& write) {
   SidecarContent& sidecar = file.start.sidecar;
   const auto point_start = Clock::now();
   PointOutcome outcome = measure_m(m);
   sidecar.timing.timed_s += outcome.timed_s;
+  if (interrupt_requested()) return std::nullopt;
   flag_off_steady_clock(outcome.row, file.steady_clock_mhz);
   file.progress.advance(label);
   const auto write_start = Clock::now();
@@ -64,7 +67,8 @@ void sweep_adaptive(FilePoints& file, const std::vector<int64_t>& m_values, cons
           file.start.file.add(row);
           return true;
         };
-        return search_point(measure_one(file, m, fmt::format("{} M={}", file.label, m), measure_m, write));
+        const std::optional<ProfileRow> row = measure_one(file, m, fmt::format("{} M={}", file.label, m), measure_m, write);
+        return row ? search_point(*row) : SearchPoint{};
       },
       interrupt_requested);
   sidecar.m_search = m_search_json({m_values, result});

@@ -186,7 +186,8 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
   const double steady_clock_mhz = baseline->steady_clock_mhz;
   result.floors = baseline->floors;
   remove_stale_temporaries(plan.out_dir);
-  const SweepRecord record{info, plan.measure, plan.seed, plan.programmatic_launch, plan.command_line, result.floors};
+  const SweepRecord record{info, plan.measure, plan.seed, plan.programmatic_launch, plan.command_line, result.floors,
+                           passes};
 
   for (const GemmProblem& problem : plan.problems) {
     for (const std::string& kernel_name : plan.kernels) {

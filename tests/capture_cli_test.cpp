@@ -165,6 +165,10 @@ TEST_F(CaptureCli, BadInputIsOneLineAndExitTwo) {
   const auto other_tp = write_profile(dir_, {"down_proj", 4096, 14336, {{1, 15}, {2, 15}}}, 1);
   expect_one_line_error(three + other_tp.string() + " --capture-sizes --m-weights uniform:2",
                         "profiles of different TP degrees mixed");
+  // Two weights of 1e308 sum to infinity: once an internal error (exit 1) deep in the list search.
+  const auto overflowing = dir_.write("huge.csv", "m,weight\n1,1e308\n2,1e308\n");
+  expect_one_line_error(profiles_ + "--capture-sizes --m-weights " + overflowing.string(),
+                        "the weights so far sum past the largest double");
   const auto histogram = dir_.write("h.csv", "m,weight\n3,1\n40,2\n");
   expect_one_line_error(profiles_ + "--capture-sizes --m-weights " + histogram.string(),
                         "has weight at batch 40, above the largest M every module measured (16)");

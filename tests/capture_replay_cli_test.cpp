@@ -192,6 +192,18 @@ TEST_F(CaptureReplayCli, TooFewFieldsKernelsOrDenseModulesAreOneLineBeforeAnyWor
                         edited_report("no_layers.json", [](json& root) { root["modules"][0].erase("layers"); }).string() +
                         rest,
                     {"modules[0] (qkv_proj) has no 'layers'"});
+  // Sizes no model has once ended in std::bad_alloc (exit 1).
+  expect_user_error("--verify-capture-sizes " +
+                        edited_report("huge_n.json", [](json& root) { root["modules"][0]["n"] = int64_t(1) << 34; })
+                            .string() +
+                        rest,
+                    {"huge_n.json", "'n' is 17179869184; expected 1 to"});
+  expect_user_error("--verify-capture-sizes " +
+                        edited_report("huge_layers.json",
+                                      [](json& root) { root["modules"][0]["layers"] = int64_t(1000000000000); })
+                            .string() +
+                        rest,
+                    {"huge_layers.json", "'layers' is 1000000000000; expected 1 to"});
   expect_user_error("--verify-capture-sizes " + report().string() + " --verify-candidate best" + rest,
                     {"no list 'best'", "vllm_default"});
   expect_user_error("--verify-capture-sizes " + report().string() + " --verify-plans " + report().string() + rest,

@@ -174,5 +174,19 @@ TEST(MoeRouting, ZipfAndHistogramFollowTheirPopularity) {
   EXPECT_NEAR(double(measured_rows[0]), 1000.0 * 5 / 6, 60);
 }
 
+TEST(MoeRouting, SteepSkewStillGivesEveryTokenTopKDistinctExperts) {
+  // zipf:1000 leaves 3^-1000 below any double and lognormal:1e300 overflows exp: the popularity must still
+  // let every token find top_k distinct experts (it once indexed expert -1 and corrupted the heap).
+  for (const char* text : {"zipf:1000", "zipf:400", "zipf:1e308", "lognormal:1e300"}) {
+    SCOPED_TRACE(text);
+    const Router router(parse_routing(text), 128, 8, 5);
+    for (const double weight : router.popularity()) EXPECT_TRUE(weight > 0 && std::isfinite(weight)) << weight;
+    const std::vector<int64_t> rows = router.expert_rows(64, 17);
+    EXPECT_EQ(sum(rows), 64 * 8);
+    EXPECT_GE(*std::min_element(rows.begin(), rows.end()), 0);
+    EXPECT_LE(*std::max_element(rows.begin(), rows.end()), 64);
+  }
+}
+
 }  // namespace
 }  // namespace shapescope::profiler

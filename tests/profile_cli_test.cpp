@@ -61,7 +61,7 @@ TEST_F(ProfileCli, ConfigWhoseSizesOverflowIsRefusedBeforeAllocation) {
   const fs::path out = scratch("out");
   expect_user_error("--hf-config " + config.string() + " --model big --backend cpu --m-list 1 --peak-tflops 1 --out " +
                         out.string(),
-                    {"big qkv_proj", "4294967296"});
+                    {"big_config.json", "'hidden_size' is 4294967296; expected at most"});
 }
 
 TEST_F(ProfileCli, HugeOrOverflowingSweepsAreRefusedAtOnce) {

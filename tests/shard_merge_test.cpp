@@ -84,5 +84,46 @@ TEST_F(ShardMerge, ShardsThatMeasuredAFileDifferentlyAreRefused) {
   }
 }
 
+// A shard's CSV edited by hand (or by a run of another sweep) must not slip into the merge: a row of another
+// shard's M once replaced that shard's measurement, an M outside the plan was added, an unreadable status kept.
+TEST_F(ShardMerge, RowsTheShardsPlanDoesNotHoldAreRefusedNamingFileMAndReason) {
+  auto refused_for = [&](const ProfileRow& extra) {
+    shard(0, {"a.csv"}, "cold");
+    shard(1, {"a.csv"}, "cold");
+    std::vector<ProfileRow> rows = read_profile_csv(dir / "shard-1-of-2" / "a.csv");
+    rows.push_back(extra);
+    write_profile_csv(dir / "shard-1-of-2" / "a.csv", rows);
+    try {
+      merge_shards(dir);
+    } catch (const UserError& error) {
+      return std::string(error.what());
+    }
+    return std::string("merged");
+  };
+  ProfileRow foreign;
+  foreign.batch = foreign.m = 1;  // shard 0's point
+  foreign.kernel_time_us = 999.5;
+  const std::string other_shard = refused_for(foreign);
+  EXPECT_NE(other_shard.find("shard-1-of-2/a.csv: M=1 belongs to another shard"), std::string::npos) << other_shard;
+  ProfileRow outside = foreign;
+  outside.batch = outside.m = 7;
+  const std::string off_plan = refused_for(outside);
+  EXPECT_NE(off_plan.find("M=7 is not an M of the sweep's plan"), std::string::npos) << off_plan;
+  ProfileRow garbled = foreign;
+  garbled.batch = garbled.m = 2;
+  garbled.status = "o\xffk";
+  shard(0, {"a.csv"}, "cold");
+  shard(1, {"a.csv"}, "cold");
+  write_profile_csv(dir / "shard-1-of-2" / "a.csv", {garbled});
+  std::string unreadable = "merged";
+  try {
+    merge_shards(dir);
+  } catch (const UserError& error) {
+    unreadable = error.what();
+  }
+  EXPECT_NE(unreadable.find("M=2 has status 'o\xffk'"), std::string::npos) << unreadable;
+  EXPECT_FALSE(fs::exists(dir / "a.csv"));  // nothing merged
+}
+
 }  // namespace
 }  // namespace shapescope::profiler

@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/interrupt.hpp"
+
 namespace shapescope::kernels::cpu {
 
 void parallel_for(int threads, int64_t count, const std::function<void(int64_t)>& body) {
@@ -24,6 +26,11 @@ void parallel_for(int threads, int64_t count, const std::function<void(int64_t)>
   std::mutex failure_mutex;
   auto work = [&] {
     for (int64_t i = next++; i < count; i = next++) {
+      // A large GEMM runs for seconds: after SIGINT/SIGTERM the rest is skipped (the sweep drops the point).
+      if (interrupt_requested()) {
+        next = count;
+        break;
+      }
       try {
         body(i);
       } catch (...) {

@@ -28,6 +28,17 @@ def _write_error(buffer, size, text):
     ctypes.memmove(buffer, data, len(data))
 
 
+def _failed(exception, error, error_size):
+    """A callback's exception as its error note; nothing may escape into ctypes (it would print a traceback
+    and return garbage). KeyboardInterrupt stops the sweep as Ctrl-C does: profile's own SIGINT handler is
+    installed during the call, so raising the signal sets its flag; the point is dropped, rows kept, exit 130.
+    SystemExit is an error row naming it, not an exit of the sweep's process."""
+    if isinstance(exception, KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
+    _write_error(error, error_size, f"{type(exception).__name__}: {exception}")
+    return 1
+
+
 class _Callable:
     """The ctypes callbacks of one callable; handles are keys of self.states (never 0)."""
 
@@ -62,9 +73,8 @@ class _Callable:
             self.states[handle] = (arguments, out)
             handle_pointer[0] = handle
             return 0
-        except Exception as exception:  # noqa: BLE001 (any failure is the point's note)
-            _write_error(error, error_size, f"{type(exception).__name__}: {exception}")
-            return 1
+        except BaseException as exception:  # noqa: BLE001 (any failure is the point's note)
+            return _failed(exception, error, error_size)
 
     def run(self, handle, operands_pointer, error, error_size):
         try:
@@ -76,9 +86,8 @@ class _Callable:
             if result is not None and result is not out and self.torch is not None:
                 out.copy_(result)
             return 0
-        except Exception as exception:  # noqa: BLE001
-            _write_error(error, error_size, f"{type(exception).__name__}: {exception}")
-            return 1
+        except BaseException as exception:  # noqa: BLE001
+            return _failed(exception, error, error_size)
 
     def release(self, handle):
         self.states.pop(handle, None)

@@ -52,6 +52,23 @@ def raising_gemm(a, b, out):
     raise ValueError("no kernel for this shape")
 
 
+def exiting_gemm(a, b, out):
+    raise SystemExit(3)
+
+
+def interrupting_gemm(a, b, out):
+    """Fine at M=1; at M=2 it raises KeyboardInterrupt, as a callable stopped by its own Ctrl-C would."""
+    if a.shape[0] == 2:
+        raise KeyboardInterrupt
+    bf16_gemm(a, b, out)
+
+
+def slow_gemm(a, b, out):
+    import time
+    time.sleep(0.02)
+    bf16_gemm(a, b, out)
+
+
 class PythonCpuPath(unittest.TestCase):
     def setUp(self):
         self.out = tempfile.mkdtemp(prefix="shapescope_py_")
@@ -107,6 +124,69 @@ class PythonCpuPath(unittest.TestCase):
         for row in self.rows("py_raises"):
             self.assertEqual(row["status"], "error")
             self.assertIn("ValueError: no kernel for this shape", row["note"])
+
+    def test_system_exit_in_a_callable_is_an_error_row_naming_it(self):
+        self.sweep(exiting_gemm, "py_exits")
+        for row in self.rows("py_exits"):
+            self.assertEqual(row["status"], "error")
+            self.assertIn("SystemExit: 3", row["note"])
+
+    def test_keyboard_interrupt_in_a_callable_stops_the_sweep_as_ctrl_c_does(self):
+        with self.assertRaises(shapescope.ProfileError) as raised:
+            self.sweep(interrupting_gemm, "py_interrupts", m=(1, 2, 3))
+        self.assertEqual(raised.exception.exit_code, 130)
+        rows = self.rows("py_interrupts")
+        self.assertEqual([(row["batch"], row["status"]) for row in rows], [("1", "ok")])  # M=1 kept, M=2 not a row
+
+    def test_entry_point_mistakes_are_one_line_and_exit_2(self):
+        base = ["--model", "tiny", "--hf-config", self.config, "--backend", "cpu", "--m-list", "1", "--out", self.out]
+        broken = os.path.join(self.out, "broken_module.py")
+        with open(broken, "w") as file:
+            file.write("raise RuntimeError('this module fails to import')\n")
+        for arguments, env, fragment in [
+                (["--callable", "nonexistent.mod:fn"], {}, "No module named"),
+                (["--callable", f"{__name__}:nofn"], {}, "has no 'nofn'"),
+                (["--callable", "broken_module:fn"], {"PYTHONPATH": self.out}, "this module fails to import"),
+                (["--callable", "nocolon"], {}, "MODULE:FUNCTION"),
+                (["--callable", f"{__name__}:bf16_gemm"], {"SHAPESCOPE_LIB": self.config}, self.config),
+                (["--callable", f"{__name__}:bf16_gemm", "--tp", "x"], {}, "--tp"),
+                (["--callable", f"{__name__}:bf16_gemm", "--warmup", "-1"], {}, "--warmup")]:
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path + [env.get("PYTHONPATH", "")]),
+                       **{key: value for key, value in env.items() if key != "PYTHONPATH"})
+            result = subprocess.run([sys.executable, "-m", "shapescope.profile"] + arguments + base, env=env,
+                                    cwd=os.path.dirname(os.path.abspath(__file__)), capture_output=True, text=True,
+                                    timeout=300)
+            self.assertEqual(result.returncode, 2, (arguments, result.stderr))
+            self.assertEqual(result.stderr.count("\n"), 1, (arguments, result.stderr))
+            self.assertIn(fragment, result.stderr, arguments)
+            self.assertNotIn("Traceback", result.stderr)
+        debug = subprocess.run([sys.executable, "-m", "shapescope.profile", "--debug", "--callable",
+                                "nonexistent.mod:fn"] + base, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+                               capture_output=True, text=True, timeout=300)
+        self.assertIn("Traceback", debug.stderr)
+
+    def test_sigint_during_a_python_callable_keeps_rows_and_exits_130(self):
+        import signal
+        import time
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+        process = subprocess.Popen([sys.executable, "-m", "shapescope.profile", "--callable",
+                                    f"{__name__}:slow_gemm", "--name", "py_slow", "--model", "tiny", "--module",
+                                    "o_proj", "--backend", "cpu", "--hf-config", self.config, "--m-list", "1,2,3",
+                                    "--out", self.out, "--threads", "1", "--peak-tflops", "1", "--warmup", "0",
+                                    "--min-samples", "400", "--max-samples", "400", "--target-rel-stderr", "1e-9"],
+                                   env=env, cwd=os.path.dirname(os.path.abspath(__file__)),
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        csv_path = os.path.join(self.out, "tiny_o_proj_tp1_N128_K128_py_slow.csv")
+        deadline = time.monotonic() + 120
+        while not os.path.exists(csv_path[:-4] + ".json") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.5)  # inside M=1's 400 samples of 20 ms
+        process.send_signal(signal.SIGINT)
+        signalled = time.monotonic()
+        _, stderr = process.communicate(timeout=60)
+        self.assertEqual(process.returncode, 130, stderr)
+        self.assertLess(time.monotonic() - signalled, 1.5)
+        self.assertNotIn("Traceback", stderr)
 
     def test_user_error_raises_profile_error_with_exit_2(self):
         with self.assertRaises(shapescope.ProfileError) as raised:
