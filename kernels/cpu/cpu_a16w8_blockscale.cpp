@@ -99,6 +99,7 @@ KernelEntry cpu_a16w8_blockscale_entry() {
   entry.name = "cpu_a16w8_blockscale";
   entry.backend = BackendKind::cpu;
   entry.dtype = "a16w8";
+  entry.formats_taken = {BlockFormatId::fp8_blockscale};
   entry.formats = "A bf16, B e4m3 128x128 f32 scales, C bf16";
   entry.description = "weights dequantized per 128x128 block inside the run, Eigen sgemm, fp32 accumulation";
   entry.batched = true;

@@ -82,6 +82,7 @@ KernelEntry cpu_bf16_entry() {
   entry.name = "cpu_bf16";
   entry.backend = BackendKind::cpu;
   entry.dtype = "bf16";
+  entry.formats_taken = {BlockFormatId::bf16};
   entry.formats = "A bf16, B bf16, C bf16";
   entry.description = "dense baseline: Eigen sgemm on bf16 widened to float, fp32 accumulation";
   entry.batched = true;

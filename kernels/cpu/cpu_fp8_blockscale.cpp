@@ -96,6 +96,7 @@ KernelEntry cpu_fp8_blockscale_entry() {
   entry.name = "cpu_fp8_blockscale";
   entry.backend = BackendKind::cpu;
   entry.dtype = "fp8";
+  entry.formats_taken = {BlockFormatId::fp8_blockscale};
   entry.formats = "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales, C bf16";
   entry.description = "Eigen sgemm per 128-wide K block with fp32 scale promotion; A decoded in the run, B at preparation";
   entry.batched = true;

@@ -93,7 +93,7 @@ class GroupedFp8Gemm final : public GroupedPreparedGemm {
     return fmt::format("cpu_fp8_blockscale_grouped({} of {} groups, eigen sgemm per K128 block, {} threads)",
                        active_.size(), shape_.groups(), threads_);
   }
-  double min_bytes() const override { return grouped_min_bytes(shape_, true); }
+  double min_bytes() const override { return grouped_min_bytes(shape_, OperandFormat::fp8_blockscale); }
   int64_t executed_rows() const override { return shape_.useful_rows(); }  // padding rows are skipped
 
  private:
@@ -140,6 +140,7 @@ GroupedKernelEntry cpu_fp8_blockscale_grouped_entry() {
   entry.name = "cpu_fp8_blockscale_grouped";
   entry.backend = BackendKind::cpu;
   entry.dtype = "fp8";
+  entry.formats_taken = {BlockFormatId::fp8_blockscale};
   entry.formats = "A e4m3 1x128 f32 scales (contiguous or masked groups), B [groups] e4m3 128x128 f32 scales, C bf16";
   entry.description = "per group with rows, cpu_fp8_blockscale's Eigen product; padding rows skipped";
   entry.peak_kernel = "cpu_fp8_blockscale";
