@@ -44,8 +44,8 @@ struct ProfileRow {
   std::string timing = kTimingEvents;  // events | graph | kernel (kernels::TimingMode)
   int64_t operand_sets = 1;      // distinct operand copies a graph replay rotates over
   std::string launched;          // kernel timing: every kernel a run launched ("a; b")
-  std::string note;              // why a point was skipped or failed
   std::string format;            // the block format the kernel ran (common/block_format.hpp); "" in older files
+  std::string note;              // why a point was skipped or failed
   // Grouped GEMM columns (MoE experts, `profile --module experts`): present in grouped profiles only.
   // batch (= m) is then the batch's tokens; flops and utils count the useful rows only.
   struct Grouped {

@@ -5,11 +5,11 @@
 #include <fmt/format.h>
 
 #include "kernels/cpu/cpu_gemm.hpp"
+#include "kernels/cpu/cpu_grouped_gemm.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/cpu_scaled_operand.hpp"
 #include "kernels/cpu/parallel_for.hpp"
 #include "kernels/grouped_gemm.hpp"
-#include "kernels/grouped_reference.hpp"
 
 namespace shapescope::kernels::cpu {
 
@@ -22,23 +22,21 @@ struct GroupedFp4Weights {
   CpuScaledOperand operand;  // batch g = group g
 };
 
-class GroupedFp4Gemm final : public GroupedPreparedGemm {
+class GroupedFp4Gemm final : public CpuGroupedPreparedGemm {
  public:
   GroupedFp4Gemm(const GroupedFp4Weights& weights, GroupedShape shape, uint64_t seed, int threads)
-      : weights_(weights), shape_(std::move(shape)), seed_(seed), threads_(threads) {
-    const int64_t k = shape_.k, layout_rows = shape_.layout_rows();
-    a_values_.assign(size_t(layout_rows * k), 0);
+      : CpuGroupedPreparedGemm(weights.format, std::move(shape), seed, weights.seed, threads), weights_(weights) {
+    const int64_t k = shape_.k;
+    a_values_.assign(size_t(shape_.layout_rows() * k), 0);
     a_decoded_.assign(a_values_.size(), 0.0f);
-    output_.assign(size_t(layout_rows * shape_.n), kPoisonBf16);
     for (int64_t g = 0; g < shape_.groups(); ++g) {
       const int64_t first = shape_.first_row(g), routed = shape_.routed_row(g);
       parallel_for(threads_, shape_.rows[size_t(g)], [&](int64_t i) {
         const uint64_t logical_row = uint64_t(routed + i);  // synthetic a_index(0, row, col) = row * k + col
         for (int64_t col = 0; col < k; ++col)
           a_values_[size_t((first + i) * k + col)] =
-              synthetic::bf16_value(seed_, synthetic::Stream::a_bf16, logical_row * uint64_t(k) + uint64_t(col));
+              synthetic::bf16_value(seed_a_, synthetic::Stream::a_bf16, logical_row * uint64_t(k) + uint64_t(col));
       });
-      if (shape_.rows[size_t(g)] > 0) active_.push_back(g);
     }
   }
 
@@ -54,41 +52,20 @@ class GroupedFp4Gemm final : public GroupedPreparedGemm {
     parallel_for(threads_, int64_t(active_.size()) * n_tiles, [&](int64_t task) {
       const int64_t g = active_[size_t(task / n_tiles)], col0 = (task % n_tiles) * kTileN;
       const int64_t first = shape_.first_row(g), rows = shape_.rows[size_t(g)], width = std::min(kTileN, n - col0);
-      const RowMajorMatrix tile =
-          scaled_weight_columns(a_decoded_.data() + first * k, rows, k, weights_.operand, g, col0, width);
-      for (int64_t row = 0; row < rows; ++row)
-        for (int64_t col = 0; col < width; ++col)
-          output_[size_t((first + row) * n + col0 + col)] = encode_bf16(tile(row, col));
+      store_group_tile(g, col0, scaled_weight_columns(a_decoded_.data() + first * k, rows, k, weights_.operand, g,
+                                                      col0, width));
     });
-  }
-
-  CheckResult check() override {
-    std::fill(output_.begin(), output_.end(), kPoisonBf16);
-    run();
-    const std::vector<GroupedOutputIndex> indices = sample_grouped_output(shape_, kCheckElements);
-    std::vector<uint16_t> sampled;
-    sampled.reserve(indices.size());
-    for (const GroupedOutputIndex& index : indices)
-      sampled.push_back(output_[size_t(layout_row(shape_, index) * shape_.n + index.col)]);
-    return compare_grouped_with_reference(weights_.format, shape_, seed_, weights_.seed, indices, sampled);
   }
 
   std::string launch_name() const override {
     return fmt::format("cpu_a16w4_blockscale_grouped({}, {} of {} groups, eigen sgemm per 128 K columns, {} threads)",
-                       to_string(block_format_of(weights_.format)), active_.size(), shape_.groups(), threads_);
+                       to_string(block_format_of(format_)), active_.size(), shape_.groups(), threads_);
   }
-  double min_bytes() const override { return grouped_min_bytes(shape_, weights_.format); }
-  int64_t executed_rows() const override { return shape_.useful_rows(); }  // padding rows are skipped
 
  private:
   const GroupedFp4Weights& weights_;
-  GroupedShape shape_;
-  uint64_t seed_;
-  int threads_;
-  std::vector<int64_t> active_;     // groups with rows
   std::vector<uint16_t> a_values_;  // [layout rows][k] bf16, zeros in padding rows
   std::vector<float> a_decoded_;    // scratch, rewritten by every run
-  std::vector<uint16_t> output_;    // [layout rows][n] bf16
 };
 
 class GroupedFp4Session final : public GroupedGemmSession {
