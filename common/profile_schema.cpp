@@ -42,6 +42,8 @@ const std::vector<Column<ProfileRow>>& row_columns() {
       // The kernel's launch configuration.
       {"tile_m", &R::tile_m}, {"tile_n", &R::tile_n}, {"cluster_m", &R::cluster_m}, {"cluster_n", &R::cluster_n},
       {"cluster_k", &R::cluster_k}, {"split_k", &R::split_k},
+      // The block format that ran; dtype stays the class of its math.
+      {"format", &R::format},
       {"note", &R::note},
   };
   return columns;

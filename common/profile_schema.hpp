@@ -55,6 +55,7 @@ struct ProfileRow {
   int64_t tile_m = 0, tile_n = 0;
   int64_t cluster_m = 0, cluster_n = 0, cluster_k = 0;
   int64_t split_k = 0;
+  std::string format;            // the block format the kernel ran (common/block_format.hpp); "" in older files
   std::string note;              // why a point was skipped or failed
   // Grouped GEMM columns (MoE experts, `profile --module experts`): present in grouped profiles only.
   // batch (= m) is then the batch's tokens; flops and utils count the useful rows only.

@@ -58,7 +58,7 @@ const Keys<SidecarProblem>& problem_keys() {
   static const Keys<R> keys = {
       {"model", &R::model}, {"module", &R::module}, {"tp", &R::tp}, {"n", &R::n}, {"k", &R::k},
       {"batch_count", &R::batch_count}, {"experts", &R::experts}, {"top_k", &R::top_k},
-      {"cuts_scale_block", &R::cuts_scale_block}, {"raw_shape", &R::raw_shape},
+      {"cuts_scale_block", &R::cuts_scale_block}, {"raw_shape", &R::raw_shape}, {"format", &R::format},
   };
   return keys;
 }
@@ -98,7 +98,7 @@ const Keys<Sidecar>& top_keys() {
       {"shapescope_version", &R::shapescope_version}, {"git_commit", &R::git_commit}, {"date_utc", &R::date_utc},
       {"command_line", &R::command_line}, {"cpu_model", &R::cpu_model},
       {sidecar_key::kMeasurementFingerprint, &R::measurement_fingerprint}, {"grouped", &R::grouped},
-      {"m_search", &R::m_search},
+      {"format", &R::format}, {"m_search", &R::m_search},
   };
   return keys;
 }

@@ -38,6 +38,7 @@ struct SidecarProblem {
   int64_t n = 0, k = 0, batch_count = 1, experts = 0, top_k = 0;
   bool cuts_scale_block = false;
   bool raw_shape = false;  // profile --shape: no model, module "" and tp 1
+  std::string format;      // the layer's block format (common/block_format.hpp); "" in older files
 };
 
 struct SidecarPeak {
@@ -76,6 +77,7 @@ struct Sidecar {
   nlohmann::json measurement_fingerprint;  // profiler/measurement_fingerprint.hpp: what a resumed run must match
   SidecarSweep sweep;
   std::optional<nlohmann::json> grouped;  // grouped sweeps: routing, layout, the exact group sizes per M
+  std::optional<nlohmann::json> format;    // the block format that ran: name, operands, weight_only, dtype
   std::optional<nlohmann::json> m_search;  // --m-search adaptive: the grid it refined (profiler/m_search.hpp)
 };
 

@@ -11,6 +11,8 @@
 #include <span>
 #include <vector>
 
+#include "common/block_format.hpp"
+
 namespace shapescope::kernels {
 
 struct BlockQuantized {
@@ -32,5 +34,28 @@ inline BlockQuantized quantize_activations_1x128(std::span<const float> values, 
 inline BlockQuantized quantize_weights_128x128(std::span<const float> values, int64_t rows, int64_t cols) {
   return quantize_blocks(values, rows, cols, 128, 128);
 }
+
+// Block quantization along K (the columns) to an encoding with 1 x block_k scales, as the formats' owners
+// define it:
+//   e8m0 scales (OCP MX spec v1.0, MXFP8/MXFP4): the block's shared scale is 2^(floor(log2(amax)) - emax_elem),
+//     each code is the element format's nearest value to value / scale, ties to even, saturating to its
+//     largest finite value (an all-zero block gets scale 2^0);
+//   ue4m3 scales with a per-tensor fp32 scale (NVIDIA's NVFP4): tensor scale = amax_tensor / (448 * 6), block
+//     scale = e4m3(amax_block / 6 / tensor scale), each code = e2m1(value / (block scale * tensor scale)).
+struct BlockScaledQuantized {
+  OperandEncoding encoding;
+  int64_t rows = 0, cols = 0;
+  std::vector<uint8_t> codes;        // [rows][cols], one code per element (e2m1 in the low nibble)
+  std::vector<uint8_t> scale_codes;  // [rows][ceil(cols/block_k)]
+  float tensor_scale = 1;
+
+  double scale_at(int64_t row, int64_t col) const;  // block scale times tensor scale
+  double dequantized(int64_t row, int64_t col) const;
+};
+
+// `values` is [rows][cols] row-major. Throws std::invalid_argument for an encoding other than 1 x block_k
+// e8m0 or ue4m3 scales.
+BlockScaledQuantized quantize_block_scaled(std::span<const float> values, int64_t rows, int64_t cols,
+                                           const OperandEncoding& encoding);
 
 }  // namespace shapescope::kernels

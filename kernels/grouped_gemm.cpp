@@ -79,12 +79,11 @@ std::optional<std::string> grouped_shape_problem(const GroupedShape& shape) {
   return std::nullopt;
 }
 
-double grouped_min_bytes(const GroupedShape& shape, bool fp8) {
-  const double n = double(shape.n), k = double(shape.k), rows = double(shape.useful_rows());
-  const double kblocks = double(synthetic::blocks(shape.k));
-  const double weights = fp8 ? n * k + double(synthetic::blocks(shape.n)) * kblocks * 4 : 2 * n * k;
-  const double activations = fp8 ? rows * (k + kblocks * 4) : rows * k * 2;
-  return double(shape.active_groups()) * weights + activations + rows * n * 2;
+double grouped_min_bytes(const GroupedShape& shape, OperandFormat format) {
+  const OperandEncodings encodings = operand_encodings(format);
+  const int64_t rows = shape.useful_rows();
+  return double(shape.active_groups()) * operand_bytes(encodings.b, shape.n, shape.k) +
+         operand_bytes(encodings.a, rows, shape.k) + double(rows) * double(shape.n) * 2;
 }
 
 const std::vector<GroupedKernelEntry>& grouped_kernel_registry() { return registry(); }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "kernels/kernel.hpp"
+#include "kernels/operand_format.hpp"
 
 namespace shapescope::kernels {
 
@@ -58,11 +59,11 @@ std::optional<std::string> grouped_shape_problem(const GroupedShape& shape);
 
 // The fewest bytes one grouped run must move: the weights (and scales) of every group with
 // rows, each routed activation row and its scales read once, each output row written once.
-// `fp8` false: bf16 operands.
-double grouped_min_bytes(const GroupedShape& shape, bool fp8);
+double grouped_min_bytes(const GroupedShape& shape, OperandFormat format);
 
 struct GroupedWeightShape {
   int64_t groups = 0, n = 0, k = 0;
+  BlockFormatId format = BlockFormatId::fp8_blockscale;  // as WeightShape::format
 };
 
 class GroupedPreparedGemm : public PreparedGemm {
@@ -85,6 +86,7 @@ struct GroupedKernelEntry {
   BackendKind backend = BackendKind::cpu;
   std::string dtype;        // the MFU peak class
   std::string formats;
+  std::vector<BlockFormatId> formats_taken;  // as KernelEntry::formats_taken
   std::string description;
   // The dense kernel of the same backend and dtype: its peak is this kernel's MFU peak, and it
   // warms the GPU before a sweep.

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "common/block_format.hpp"
+
 namespace shapescope {
 struct KernelCounters;  // common/kernel_counters.hpp
 }  // namespace shapescope
@@ -28,6 +30,8 @@ struct WeightShape {
   int64_t n = 0;
   int64_t k = 0;
   int64_t batch_count = 1;  // >1 for batched GEMMs (e.g. absorbed MLA heads)
+  // The format the session runs, one of its entry's formats_taken (a kernel taking one format may ignore it).
+  BlockFormatId format = BlockFormatId::fp8_blockscale;
 };
 
 struct GemmShape {
@@ -195,6 +199,9 @@ struct KernelEntry {
   BackendKind backend;
   std::string dtype;         // the MFU peak class: "bf16", "fp8", ...
   std::string formats;       // operand formats, e.g. "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales, C bf16"
+  // The named formats a session can run (WeightShape::format), the first its own: a sweep runs a kernel in
+  // the layer's format where it takes it, else in its first.
+  std::vector<BlockFormatId> formats_taken;
   std::string description;
   bool batched = false;      // true when the kernel runs batch_count > 1
   // False for a kernel profiled only when named with --kernel (a slow correctness baseline).

@@ -62,6 +62,7 @@ KernelEntry plugin_entry(const std::shared_ptr<PluginKernel>& kernel) {
   entry.backend = kernel->abi.backend == SHAPESCOPE_BACKEND_CUDA ? BackendKind::cuda : BackendKind::cpu;
   entry.dtype = format_name(kernel->abi.format);
   entry.formats = formats_text(kernel->abi.format, kernel->abi.flags);
+  entry.formats_taken = {block_format_of(kernel->format)};
   entry.description = fmt::format("plugin {}: {}", kernel->source, text_or(kernel->abi.description, "(no description)"));
   entry.batched = true;
   entry.unsupported_reason = [](const GemmShape&) -> std::optional<std::string> { return std::nullopt; };

@@ -91,27 +91,42 @@ std::vector<OutputIndex> sample_output(const GemmShape& shape, int64_t max_eleme
   return indices;
 }
 
+namespace {
+
+// An operand's encoding, streams, seed and row count in one place.
+struct OperandOf {
+  OperandEncoding encoding;
+  synthetic::OperandStreams streams;
+  uint64_t seed;
+  int64_t rows;
+};
+
+OperandOf operand_of(const ReferenceProblem& problem, bool is_a) {
+  const OperandEncodings encodings = operand_encodings(problem.format);
+  if (is_a) return {encodings.a, synthetic::kAStreams, problem.seed_a, problem.shape.m};
+  return {encodings.b, synthetic::kBStreams, problem.seed_b, problem.shape.n};
+}
+
+double operand_value(const ReferenceProblem& problem, bool is_a, int64_t batch, int64_t row, int64_t col) {
+  const OperandOf op = operand_of(problem, is_a);
+  const int64_t k = problem.shape.k;
+  const uint64_t index = uint64_t((batch * op.rows + row) * k + col);
+  const double element =
+      synthetic::decode_element(op.encoding.element, synthetic::element_code(op.encoding, op.streams, op.seed, index));
+  if (!op.encoding.scaled()) return element;
+  const uint64_t scale_index = synthetic::scale_index(op.encoding, batch, row, col, op.rows, k);
+  return element * double(synthetic::block_scale_value(op.encoding, op.streams, op.seed, scale_index)) *
+         double(synthetic::tensor_scale_value(op.encoding, op.streams, op.seed, batch));
+}
+
+}  // namespace
+
 double a_value(const ReferenceProblem& problem, int64_t batch, int64_t row, int64_t col) {
-  const GemmShape& s = problem.shape;
-  const uint64_t index = synthetic::a_index(batch, row, col, s.m, s.k);
-  if (problem.format == OperandFormat::fp8_blockscale) {
-    const double code = decode_e4m3(synthetic::fp8_code(problem.seed_a, Stream::a_codes, index));
-    const uint64_t scale_index = synthetic::a_scale_index(batch, row, col / synthetic::kScaleBlock, s.m, s.k);
-    return code * double(synthetic::block_scale(problem.seed_a, Stream::a_scales, scale_index));
-  }
-  return decode_bf16(synthetic::bf16_value(problem.seed_a, Stream::a_bf16, index));
+  return operand_value(problem, true, batch, row, col);
 }
 
 double b_value(const ReferenceProblem& problem, int64_t batch, int64_t row, int64_t col) {
-  const GemmShape& s = problem.shape;
-  const uint64_t index = synthetic::b_index(batch, row, col, s.n, s.k);
-  if (problem.format == OperandFormat::bf16) {
-    return decode_bf16(synthetic::bf16_value(problem.seed_b, Stream::b_bf16, index));
-  }
-  const double code = decode_e4m3(synthetic::fp8_code(problem.seed_b, Stream::b_codes, index));
-  const uint64_t scale_index = synthetic::b_scale_index(batch, row / synthetic::kScaleBlock,
-                                                        col / synthetic::kScaleBlock, s.n, s.k);
-  return code * double(synthetic::block_scale(problem.seed_b, Stream::b_scales, scale_index));
+  return operand_value(problem, false, batch, row, col);
 }
 
 double reference_element(const ReferenceProblem& problem, const OutputIndex& index) {
@@ -125,34 +140,37 @@ double reference_element(const ReferenceProblem& problem, const OutputIndex& ind
 namespace {
 
 // Columns [k_begin, k_end) of dequantized_row into `values` (indexed by column), so the check decodes its rows
-// into one buffer, a scale block at a time on several threads. k_begin is a multiple of the scale block.
+// into one buffer, a piece at a time on several threads. Codes of 8 bits or fewer go through a decode table;
+// each block scale is decoded once.
 void dequantize_row_into(const ReferenceProblem& problem, bool is_a, int64_t batch, int64_t row, double* values,
                          int64_t k_begin, int64_t k_end) {
-  static const std::vector<double> e4m3 = [] {
-    std::vector<double> table(256);
-    for (int code = 0; code < 256; ++code) table[size_t(code)] = decode_e4m3(uint8_t(code));
+  static const auto tables = [] {
+    std::array<std::array<double, 256>, 4> table{};
+    for (const ElementType element : {ElementType::e4m3, ElementType::e5m2, ElementType::e2m1})
+      for (int code = 0; code < (element == ElementType::e2m1 ? 16 : 256); ++code)
+        table[size_t(element)][size_t(code)] = synthetic::decode_element(element, uint16_t(code));
     return table;
   }();
-  const GemmShape& s = problem.shape;
-  const bool fp8 = is_a ? problem.format == OperandFormat::fp8_blockscale : problem.format != OperandFormat::bf16;
-  const uint64_t seed = is_a ? problem.seed_a : problem.seed_b;
-  const uint64_t first = is_a ? synthetic::a_index(batch, row, 0, s.m, s.k) : synthetic::b_index(batch, row, 0, s.n, s.k);
-  for (int64_t k0 = k_begin; k0 < k_end; k0 += synthetic::kScaleBlock) {
-    const int64_t block_end = std::min(k_end, k0 + synthetic::kScaleBlock);
-    if (!fp8) {
-      const uint64_t stream = is_a ? Stream::a_bf16 : Stream::b_bf16;
-      for (int64_t kk = k0; kk < block_end; ++kk)
-        values[size_t(kk)] = decode_bf16(synthetic::bf16_value(seed, stream, first + uint64_t(kk)));
-      continue;
-    }
-    const int64_t k_block = k0 / synthetic::kScaleBlock;
-    const uint64_t scale_index =
-        is_a ? synthetic::a_scale_index(batch, row, k_block, s.m, s.k)
-             : synthetic::b_scale_index(batch, row / synthetic::kScaleBlock, k_block, s.n, s.k);
-    const double scale = synthetic::block_scale(seed, is_a ? Stream::a_scales : Stream::b_scales, scale_index);
-    const uint64_t stream = is_a ? Stream::a_codes : Stream::b_codes;
+  const OperandOf op = operand_of(problem, is_a);
+  const int64_t k = problem.shape.k;
+  const uint64_t first = uint64_t((batch * op.rows + row) * k);
+  if (!op.encoding.scaled()) {
+    for (int64_t kk = k_begin; kk < k_end; ++kk)
+      values[size_t(kk)] = synthetic::decode_element(
+          op.encoding.element, synthetic::element_code(op.encoding, op.streams, op.seed, first + uint64_t(kk)));
+    return;
+  }
+  const auto& table = tables[size_t(op.encoding.element)];
+  const double tensor_scale = synthetic::tensor_scale_value(op.encoding, op.streams, op.seed, batch);
+  for (int64_t k0 = k_begin; k0 < k_end;) {
+    const int64_t block_end = std::min(k_end, (k0 / op.encoding.block_k + 1) * op.encoding.block_k);
+    const double scale =
+        double(synthetic::block_scale_value(op.encoding, op.streams, op.seed,
+                                            synthetic::scale_index(op.encoding, batch, row, k0, op.rows, k))) *
+        tensor_scale;
     for (int64_t kk = k0; kk < block_end; ++kk)
-      values[size_t(kk)] = e4m3[synthetic::fp8_code(seed, stream, first + uint64_t(kk))] * scale;
+      values[size_t(kk)] = table[synthetic::element_code(op.encoding, op.streams, op.seed, first + uint64_t(kk))] * scale;
+    k0 = block_end;
   }
 }
 

@@ -7,14 +7,9 @@
 #include <vector>
 
 #include "kernels/kernel.hpp"
+#include "kernels/operand_format.hpp"
 
 namespace shapescope::kernels {
-
-enum class OperandFormat {
-  fp8_blockscale,    // A e4m3 with 1x128 scales, B e4m3 with 128x128 scales
-  a16w8_blockscale,  // A bf16, B e4m3 with 128x128 scales
-  bf16,              // A bf16, B bf16
-};
 
 struct ReferenceProblem {
   OperandFormat format;
@@ -36,7 +31,7 @@ double a_value(const ReferenceProblem& problem, int64_t batch, int64_t row, int6
 double b_value(const ReferenceProblem& problem, int64_t batch, int64_t row, int64_t col);
 
 // One dequantized operand row [k] of A (is_a) or B at (batch, row), decoding each code once
-// and each block scale once per 128 columns.
+// and each block scale once per block.
 std::vector<double> dequantized_row(const ReferenceProblem& problem, bool is_a, int64_t batch, int64_t row);
 
 // C[batch][row][col] = sum_k A[batch][row][k] * B[batch][col][k], in float64.

@@ -20,6 +20,15 @@ std::string utc_now_iso8601() {
 
 namespace {
 
+nlohmann::json format_json(BlockFormatId id) {
+  const BlockFormat& format = block_format(id);
+  return {{"name", format.name},
+          {"activations", describe(format.activations)},
+          {"weights", describe(format.weights)},
+          {"weight_only", format.weight_only},
+          {"dtype", format.dtype}};
+}
+
 Sidecar sidecar_of(const SidecarContent& c) {
   Sidecar sidecar;
   sidecar.shapescope_version = SHAPESCOPE_VERSION;
@@ -39,7 +48,7 @@ Sidecar sidecar_of(const SidecarContent& c) {
   }
   sidecar.problem = {c.problem.model,   c.problem.module,      c.problem.tp,      c.problem.n,
                      c.problem.k,       c.problem.batch_count, c.problem.experts, c.problem.top_k,
-                     c.problem.cuts_scale_block, is_raw_shape(c.problem)};
+                     c.problem.cuts_scale_block, is_raw_shape(c.problem), to_string(c.problem.format)};
   sidecar.peak = {c.peak.tflops, c.peak.source};
   SidecarMeasurement& measurement = sidecar.measurement;
   measurement.warmup_runs = c.measure.warmup_runs;
@@ -62,6 +71,7 @@ Sidecar sidecar_of(const SidecarContent& c) {
                    std::nullopt};
   if (c.phases.points() > 0) sidecar.sweep.point_phases = c.phases.to_json();
   sidecar.grouped = c.grouped;
+  sidecar.format = format_json(c.format);
   sidecar.m_search = c.m_search;
   return sidecar;
 }

@@ -40,6 +40,7 @@ struct ProfileRequest {
   std::string pdl = "auto";          // auto (on with graph timing) | on | off
   GroupedRequest grouped;            // --ep, --routing, --layout, --align, --max-m, --grouped-preset
   MSearchOptions m_search;           // --m-search, --max-points, --time-budget
+  std::string operand_format;        // --operand-format: every layer's block format replaced; "" = the layers' own
 };
 
 // The timing a sweep uses unless told: graph for the serving engines' capture sizes

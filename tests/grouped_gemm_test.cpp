@@ -67,8 +67,8 @@ TEST(GroupedShape, MinBytesCountOnlyActiveExpertsWeights) {
   const GroupedShape one = contiguous({4, 0, 0, 0}, 1, 256, 512);
   const GroupedShape two = contiguous({2, 2, 0, 0}, 1, 256, 512);
   // Same rows, one more expert's weights (codes and 2 x 4 scales) to read.
-  EXPECT_DOUBLE_EQ(grouped_min_bytes(two, true) - grouped_min_bytes(one, true), 256.0 * 512 + 2 * 4 * 4);
-  EXPECT_DOUBLE_EQ(grouped_min_bytes(two, false) - grouped_min_bytes(one, false), 2.0 * 256 * 512);
+  EXPECT_DOUBLE_EQ(grouped_min_bytes(two, OperandFormat::fp8_blockscale) - grouped_min_bytes(one, OperandFormat::fp8_blockscale), 256.0 * 512 + 2 * 4 * 4);
+  EXPECT_DOUBLE_EQ(grouped_min_bytes(two, OperandFormat::bf16) - grouped_min_bytes(one, OperandFormat::bf16), 2.0 * 256 * 512);
 }
 
 TEST(GroupedReference, SamplesEveryGroupWithRowsAndNoPadding) {
@@ -125,7 +125,7 @@ TEST_F(CpuGroupedKernel, MatchesTheReferenceInEveryLayout) {
     EXPECT_EQ(result.elements_checked, int64_t(sample_grouped_output(shape, cpu::kCheckElements).size()));
     EXPECT_LE(result.rel_err, kExpectedError);
     EXPECT_EQ(gemm->executed_rows(), shape.useful_rows());
-    EXPECT_DOUBLE_EQ(gemm->min_bytes(), grouped_min_bytes(shape, true));
+    EXPECT_DOUBLE_EQ(gemm->min_bytes(), grouped_min_bytes(shape, OperandFormat::fp8_blockscale));
   }
 }
 

@@ -43,6 +43,7 @@ TEST(ModelCatalog, ShipsTheModelsTheIssueNames) {
     EXPECT_FALSE(spec.source.empty()) << spec.name;
   }
   EXPECT_EQ(names, (std::set<std::string>{"llama3_8b", "llama3_70b", "llama3_405b", "deepseek_v3", "deepseek_r1",
+                                          "gpt_oss_20b", "gpt_oss_120b", "deepseek_r1_nvfp4", "llama3_3_70b_nvfp4",
                                           "qwen3_235b_a22b", "qwen3_coder_480b_a35b", "qwen3_30b_a3b",
                                           "qwen3_next_80b_a3b", "qwen3_4b"}));
 }

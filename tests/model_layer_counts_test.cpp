@@ -25,7 +25,8 @@ TEST(ModelLayerCounts, EveryCatalogModelStatesItsLayers) {
       {"llama3_8b", 32},         {"llama3_70b", 80},      {"llama3_405b", 126},
       {"qwen3_4b", 36},          {"qwen3_30b_a3b", 48},   {"qwen3_235b_a22b", 94},
       {"qwen3_coder_480b_a35b", 62}, {"qwen3_next_80b_a3b", 48}, {"deepseek_v3", 61},
-      {"deepseek_r1", 61}};
+      {"deepseek_r1", 61},       {"deepseek_r1_nvfp4", 61}, {"gpt_oss_20b", 24},
+      {"gpt_oss_120b", 36},      {"llama3_3_70b_nvfp4", 80}};
   for (const ModelSpec& spec : catalog.models()) {
     ASSERT_TRUE(expected.contains(spec.name)) << spec.name << " has no expected layer count here";
     EXPECT_EQ(spec.num_hidden_layers, expected.at(spec.name)) << spec.name;

@@ -45,6 +45,7 @@ ProfileRow measured_row() {
   row.timing = "graph";
   row.operand_sets = 48;
   row.launched = "nvjet_sm90_qqtst_128x128; splitKreduce_kernel";
+  row.format = "nvfp4";
   row.note = "line one\nline two";
   return row;
 }
@@ -101,6 +102,7 @@ TEST(ProfileSchema, RowRoundTripsExactlyThroughCsv) {
   EXPECT_EQ(read.sm_clock_end_mhz, written.sm_clock_end_mhz);
   EXPECT_EQ(read.temperature_c, written.temperature_c);
   EXPECT_EQ(read.power_w, written.power_w);
+  EXPECT_EQ(read.format, written.format);
   EXPECT_EQ(read.note, written.note);
 }
 

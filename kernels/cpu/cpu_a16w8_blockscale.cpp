@@ -85,6 +85,7 @@ KernelEntry cpu_a16w8_blockscale_entry() {
   KernelEntry entry = cpu_kernel_entry<A16w8Weights, A16w8Gemm>(
       "cpu_a16w8_blockscale", "a16w8", "A bf16, B e4m3 128x128 f32 scales, C bf16",
       "weights dequantized per 128x128 block inside the run, Eigen sgemm, fp32 accumulation");
+  entry.formats_taken = {BlockFormatId::fp8_blockscale};
   entry.describe_config = [](const GemmShape& shape) {
     return fmt::format("{} tiles of M{}xN128, B dequantized in {} K blocks of 128", blocks(shape.n) * shape.batch_count,
                        shape.m, blocks(shape.k));

@@ -68,6 +68,7 @@ KernelEntry cpu_bf16_entry() {
   KernelEntry entry = cpu_kernel_entry<Bf16Weights, Bf16Gemm>(
       "cpu_bf16", "bf16", "A bf16, B bf16, C bf16",
       "dense baseline: Eigen sgemm on bf16 widened to float, fp32 accumulation");
+  entry.formats_taken = {BlockFormatId::bf16};
   entry.describe_config = [](const GemmShape& shape) {
     return fmt::format("{} tiles of M{}xN{}, full K={}", blocks(shape.n) * shape.batch_count, shape.m, kTileN, shape.k);
   };

@@ -82,6 +82,7 @@ KernelEntry cpu_fp8_blockscale_entry() {
   KernelEntry entry = cpu_kernel_entry<Fp8Weights, Fp8Gemm>(
       "cpu_fp8_blockscale", "fp8", "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales, C bf16",
       "Eigen sgemm per 128-wide K block with fp32 scale promotion; A decoded in the run, B at preparation");
+  entry.formats_taken = {BlockFormatId::fp8_blockscale};
   entry.describe_config = [](const GemmShape& shape) {
     return fmt::format("{} tiles of M{}xN128, {} K blocks of 128", blocks(shape.n) * shape.batch_count, shape.m,
                        blocks(shape.k));

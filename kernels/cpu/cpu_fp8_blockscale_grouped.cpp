@@ -9,9 +9,9 @@
 
 #include "kernels/cpu/cpu_fp8_columns.hpp"
 #include "kernels/cpu/cpu_gemm.hpp"
+#include "kernels/cpu/cpu_grouped_gemm.hpp"
 #include "kernels/cpu/parallel_for.hpp"
 #include "kernels/grouped_gemm.hpp"
-#include "kernels/grouped_reference.hpp"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels::cpu {
@@ -29,27 +29,26 @@ struct GroupedFp8Weights {
   std::vector<float> scales;   // [group][ceil(n/128)][ceil(k/128)]
 };
 
-class GroupedFp8Gemm final : public GroupedPreparedGemm {
+class GroupedFp8Gemm final : public CpuGroupedPreparedGemm {
  public:
   GroupedFp8Gemm(const GroupedFp8Weights& weights, GroupedShape shape, uint64_t seed, int threads)
-      : weights_(weights), shape_(std::move(shape)), seed_(seed), threads_(threads) {
+      : CpuGroupedPreparedGemm(OperandFormat::fp8_blockscale, std::move(shape), seed, weights.seed, threads),
+        weights_(weights) {
     const int64_t k = shape_.k, k_blocks = blocks(k), layout_rows = shape_.layout_rows();
     a_codes_.assign(std::size_t(layout_rows * k), 0);
     a_scales_.assign(std::size_t(layout_rows * k_blocks), 0.0f);
     a_decoded_.assign(a_codes_.size(), 0.0f);
-    output_.assign(std::size_t(layout_rows * shape_.n), kPoisonBf16);
     for (int64_t g = 0; g < shape_.groups(); ++g) {
       const int64_t first = shape_.first_row(g), routed = shape_.routed_row(g);
       parallel_for(threads_, shape_.rows[std::size_t(g)], [&](int64_t i) {
         const uint64_t logical_row = uint64_t(routed + i);  // synthetic a_index(0, row, col) = row * k + col
         for (int64_t col = 0; col < k; ++col)
           a_codes_[std::size_t((first + i) * k + col)] =
-              synthetic::fp8_code(seed_, Stream::a_codes, logical_row * uint64_t(k) + uint64_t(col));
+              synthetic::fp8_code(seed_a_, Stream::a_codes, logical_row * uint64_t(k) + uint64_t(col));
         for (int64_t kb = 0; kb < k_blocks; ++kb)
           a_scales_[std::size_t((first + i) * k_blocks + kb)] =
-              synthetic::block_scale(seed_, Stream::a_scales, logical_row * uint64_t(k_blocks) + uint64_t(kb));
+              synthetic::block_scale(seed_a_, Stream::a_scales, logical_row * uint64_t(k_blocks) + uint64_t(kb));
       });
-      if (shape_.rows[std::size_t(g)] > 0) active_.push_back(g);
     }
   }
 
@@ -67,45 +66,24 @@ class GroupedFp8Gemm final : public GroupedPreparedGemm {
       const int64_t g = active_[std::size_t(task / n_blocks)], n_block = task % n_blocks;
       const int64_t first = shape_.first_row(g), rows = shape_.rows[std::size_t(g)];
       const int64_t col0 = n_block * kScaleBlock, width = std::min(kScaleBlock, n - col0);
-      const RowMajorMatrix tile = fp8_blockscale_columns(
-          {a_decoded_.data() + first * k, a_scales_.data() + first * k_blocks,
-           weights_.decoded.data() + (g * n + col0) * k, weights_.scales.data() + (g * n_blocks + n_block) * k_blocks,
-           rows, width, k});
-      for (int64_t row = 0; row < rows; ++row)
-        for (int64_t col = 0; col < width; ++col)
-          output_[std::size_t((first + row) * n + col0 + col)] = encode_bf16(tile(row, col));
+      store_group_tile(g, col0,
+                       fp8_blockscale_columns({a_decoded_.data() + first * k, a_scales_.data() + first * k_blocks,
+                                               weights_.decoded.data() + (g * n + col0) * k,
+                                               weights_.scales.data() + (g * n_blocks + n_block) * k_blocks, rows,
+                                               width, k}));
     });
-  }
-
-  CheckResult check() override {
-    std::fill(output_.begin(), output_.end(), kPoisonBf16);
-    run();
-    const std::vector<GroupedOutputIndex> indices = sample_grouped_output(shape_, kCheckElements);
-    std::vector<uint16_t> sampled;
-    sampled.reserve(indices.size());
-    for (const GroupedOutputIndex& index : indices)
-      sampled.push_back(output_[std::size_t(layout_row(shape_, index) * shape_.n + index.col)]);
-    return compare_grouped_with_reference(OperandFormat::fp8_blockscale, shape_, seed_, weights_.seed, indices,
-                                          sampled);
   }
 
   std::string launch_name() const override {
     return fmt::format("cpu_fp8_blockscale_grouped({} of {} groups, eigen sgemm per K128 block, {} threads)",
                        active_.size(), shape_.groups(), threads_);
   }
-  double min_bytes() const override { return grouped_min_bytes(shape_, true); }
-  int64_t executed_rows() const override { return shape_.useful_rows(); }  // padding rows are skipped
 
  private:
   const GroupedFp8Weights& weights_;
-  GroupedShape shape_;
-  uint64_t seed_;
-  int threads_;
-  std::vector<int64_t> active_;   // groups with rows
   std::vector<uint8_t> a_codes_;  // [layout rows][k], zeros in padding rows
   std::vector<float> a_scales_;   // [layout rows][ceil(k/128)]
   std::vector<float> a_decoded_;  // scratch, rewritten by every run
-  std::vector<uint16_t> output_;  // [layout rows][n] bf16
 };
 
 class GroupedFp8Session final : public GroupedGemmSession {
@@ -140,6 +118,7 @@ GroupedKernelEntry cpu_fp8_blockscale_grouped_entry() {
   entry.name = "cpu_fp8_blockscale_grouped";
   entry.backend = BackendKind::cpu;
   entry.dtype = "fp8";
+  entry.formats_taken = {BlockFormatId::fp8_blockscale};
   entry.formats = "A e4m3 1x128 f32 scales (contiguous or masked groups), B [groups] e4m3 128x128 f32 scales, C bf16";
   entry.description = "per group with rows, cpu_fp8_blockscale's Eigen product; padding rows skipped";
   entry.peak_kernel = "cpu_fp8_blockscale";

@@ -91,25 +91,6 @@ CheckResult CpuPreparedGemm::check() {
   return compare_with_reference(problem_, indices, sampled);
 }
 
-double CpuPreparedGemm::min_bytes() const {
-  const GemmShape& s = shape();
-  const double k_blocks = double(synthetic::blocks(s.k));
-  double a_bytes = 0, b_bytes = 0;
-  switch (problem_.format) {
-    case OperandFormat::fp8_blockscale:
-      a_bytes = double(s.m) * double(s.k) + double(s.m) * k_blocks * 4;
-      b_bytes = double(s.n) * double(s.k) + double(synthetic::blocks(s.n)) * k_blocks * 4;
-      break;
-    case OperandFormat::a16w8_blockscale:
-      a_bytes = 2.0 * double(s.m) * double(s.k);
-      b_bytes = double(s.n) * double(s.k) + double(synthetic::blocks(s.n)) * k_blocks * 4;
-      break;
-    case OperandFormat::bf16:
-      a_bytes = 2.0 * double(s.m) * double(s.k);
-      b_bytes = 2.0 * double(s.n) * double(s.k);
-      break;
-  }
-  return double(s.batch_count) * (a_bytes + b_bytes + 2.0 * double(s.m) * double(s.n));
-}
+double CpuPreparedGemm::min_bytes() const { return gemm_min_bytes(problem_.format, shape()); }
 
 }  // namespace shapescope::kernels::cpu

@@ -297,6 +297,7 @@ KernelEntry a16w8_blockscale_batched_entry() {
   entry.name = "a16w8_blockscale_batched";
   entry.backend = BackendKind::cuda;
   entry.dtype = "a16w8";  // MFU against the bf16 tensor-core rate it runs at (common/device_peaks)
+  entry.formats_taken = {BlockFormatId::fp8_blockscale};
   entry.formats = "A bf16, B e4m3 128x128 f32 scales (dequantized in registers), C bf16; batched";
   entry.description = "ours: batched mma.sync bf16 with e4m3 weights widened in registers, per-128-K scale promotion";
   entry.batched = true;

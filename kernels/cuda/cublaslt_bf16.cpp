@@ -88,6 +88,7 @@ void register_cublaslt_bf16() {
   entry.name = "cublaslt_bf16";
   entry.backend = BackendKind::cuda;
   entry.dtype = "bf16";
+  entry.formats_taken = {BlockFormatId::bf16};
   entry.formats = "A bf16, B bf16, C bf16, fp32 accumulation";
   entry.description = "cuBLASLt dense bf16 GEMM, heuristic algorithm (the study's torch.matmul baseline)";
   entry.batched = true;

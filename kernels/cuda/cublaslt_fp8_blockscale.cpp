@@ -126,6 +126,7 @@ void register_cublaslt_fp8_blockscale() {
   entry.name = "cublaslt_fp8_blockscale";
   entry.backend = BackendKind::cuda;
   entry.dtype = "fp8";
+  entry.formats_taken = {BlockFormatId::fp8_blockscale};
   entry.formats = "A e4m3 1x128 f32 scales (VEC128_32F), B e4m3 128x128 f32 scales (BLK128x128_32F), C bf16";
   entry.description = "cuBLASLt FP8 GEMM with DeepSeek-style block scaling, heuristic algorithm";
   entry.batched = false;

@@ -182,6 +182,7 @@ GroupedKernelEntry loop_entry(bool fp8) {
   entry.name = fp8 ? "cublaslt_fp8_blockscale_grouped_loop" : "cublaslt_bf16_grouped_loop";
   entry.backend = BackendKind::cuda;
   entry.dtype = fp8 ? "fp8" : "bf16";
+  entry.formats_taken = {fp8 ? BlockFormatId::fp8_blockscale : BlockFormatId::bf16};
   entry.peak_kernel = fp8 ? "cublaslt_fp8_blockscale" : "cublaslt_bf16";
   entry.formats = fp8 ? "A e4m3 1x128 f32 scales (VEC128_32F per expert), B [groups] e4m3 128x128 f32 scales "
                         "(BLK128x128_32F), C bf16; each expert's rows padded to 4"

@@ -15,7 +15,7 @@ namespace shapescope::kernels::cuda {
 class CudaGroupedPreparedGemm : public GroupedPreparedGemm {
  public:
   CheckResult check() override;
-  double min_bytes() const override { return grouped_min_bytes(shape_, format_ != OperandFormat::bf16); }
+  double min_bytes() const override { return grouped_min_bytes(shape_, format_); }
   const GroupedShape& shape() const { return shape_; }
 
  protected:

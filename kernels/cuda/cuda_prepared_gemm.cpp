@@ -34,20 +34,6 @@ std::function<CheckResult()> CudaPreparedGemm::begin_check() {
   };
 }
 
-double CudaPreparedGemm::min_bytes() const {
-  const GemmShape& s = problem_.shape;
-  const double m = double(s.m), n = double(s.n), k = double(s.k), batch = double(s.batch_count);
-  const double kblocks = double(synthetic::blocks(s.k));
-  const double output = m * n * 2;
-  switch (problem_.format) {
-    case OperandFormat::fp8_blockscale:
-      return batch * (m * k + m * kblocks * 4 + n * k + double(synthetic::blocks(s.n)) * kblocks * 4 + output);
-    case OperandFormat::a16w8_blockscale:
-      return batch * (m * k * 2 + n * k + double(synthetic::blocks(s.n)) * kblocks * 4 + output);
-    case OperandFormat::bf16:
-      return batch * (m * k * 2 + n * k * 2 + output);
-  }
-  throw std::logic_error("unknown operand format");
-}
+double CudaPreparedGemm::min_bytes() const { return gemm_min_bytes(problem_.format, problem_.shape); }
 
 }  // namespace shapescope::kernels::cuda

@@ -219,6 +219,7 @@ KernelEntry fp8_blockscale_entry() {
   entry.name = "fp8_blockscale";
   entry.backend = BackendKind::cuda;
   entry.dtype = "fp8";
+  entry.formats_taken = {BlockFormatId::fp8_blockscale};
   entry.formats = "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales (row-major), C bf16";
   entry.description =
       "ours: persistent, warp-specialized (TMA copy warpgroup + wgmma e4m3 math warpgroups), per-128-K promotion "

@@ -158,6 +158,7 @@ GroupedKernelEntry fp8_blockscale_grouped_entry() {
   entry.name = "fp8_blockscale_grouped";
   entry.backend = BackendKind::cuda;
   entry.dtype = "fp8";
+  entry.formats_taken = {BlockFormatId::fp8_blockscale};
   entry.peak_kernel = "cublaslt_fp8_blockscale";
   entry.formats = "A e4m3 1x128 f32 scales (contiguous or masked groups), B [groups] e4m3 128x128 f32 scales "
                   "(row-major), C bf16";

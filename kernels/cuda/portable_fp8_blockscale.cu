@@ -96,6 +96,7 @@ KernelEntry portable_entry(const std::string& name, BLayout layout) {
   entry.name = name;
   entry.backend = BackendKind::cuda;
   entry.dtype = "fp8";
+  entry.formats_taken = {BlockFormatId::fp8_blockscale};
   entry.formats = "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales (row-major), C bf16";
   entry.description =
       "ours, one source for nvcc and hipcc (kernels/portable): f32 FMAs on decoded e4m3, per-128-K promotion; "

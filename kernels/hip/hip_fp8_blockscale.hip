@@ -196,6 +196,7 @@ KernelEntry hip_entry(const std::string& name, BLayout layout) {
   entry.name = name;
   entry.backend = BackendKind::hip;
   entry.dtype = "fp8";
+  entry.formats_taken = {BlockFormatId::fp8_blockscale};
   entry.unsupported_reason = unsupported_reason;
   entry.describe_config = [](const GemmShape&) {
     return mfma_config(Fp8MatrixFormat::e4m3fnuz) + " on gfx940..942, " + mfma_config(Fp8MatrixFormat::e4m3) +

@@ -44,14 +44,15 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv=None):
     parser = _Parser(prog="python -m shapescope.profile", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--callable", required=True, help="MODULE:FUNCTION to profile")
     parser.add_argument("--prepare", help="MODULE:FUNCTION run once per M (untimed), returns fn's arguments")
     parser.add_argument("--name", help="kernel name in the CSV (default py_<module>_<function>)")
     parser.add_argument("--model", required=True)
     parser.add_argument("--module", default="all")
     parser.add_argument("--tp", type=int, default=1)
-    parser.add_argument("--formats", default="bf16", choices=["bf16", "fp8_blockscale", "a16w8_blockscale"])
+    parser.add_argument("--operand-format", default="bf16", choices=["bf16", "fp8_blockscale", "a16w8_blockscale"],
+                        help="the operands the callable takes (the option `profile` names the same way)")
     parser.add_argument("--a-scales", default="k_major", choices=["k_major", "m_major"])
     parser.add_argument("--b-scales-padded", action="store_true", help="128x128 scale rows padded to 4 K blocks")
     parser.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
@@ -60,7 +61,7 @@ def main(argv=None):
     options, rest = parser.parse_known_args(argv)
     try:
         profile(_load("--callable", options.callable), options.model, options.module, options.tp, None,
-                options.formats, prepare=_load("--prepare", options.prepare) if options.prepare else None,
+                options.operand_format, prepare=_load("--prepare", options.prepare) if options.prepare else None,
                 name=options.name, backend=options.backend, a_scales=options.a_scales,
                 b_scales_padded=options.b_scales_padded, tensors=options.tensors, extra_args=rest)
     except ProfileError as error:

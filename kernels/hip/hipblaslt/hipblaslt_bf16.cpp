@@ -161,6 +161,7 @@ KernelEntry hipblaslt_bf16_entry() {
   entry.name = "hipblaslt_bf16";
   entry.backend = BackendKind::hip;
   entry.dtype = "bf16";
+  entry.formats_taken = {BlockFormatId::bf16};
   entry.formats = "A bf16, B bf16, C bf16, fp32 accumulation";
   entry.description = "hipBLASLt dense bf16 GEMM, heuristic algorithm (the vendor baseline on AMD)";
   entry.unsupported_reason = unsupported_reason;
