@@ -318,6 +318,11 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
   check_operand_sizes(plan.problems, plan.m_values.back(), setup.device->info().memory_bytes);
   plan.kernels = kernels_for(request.kernels, backend);
   if (plan.kernels.empty()) throw UserError(fmt::format("no kernels registered for the {} backend", to_string(backend)));
+  for (const std::string& name : plan.kernels) {
+    const kernels::KernelEntry& entry = kernels::find_kernel(name);
+    if (!entry.device_problem) continue;
+    if (auto problem = entry.device_problem()) throw UserError(*problem);
+  }
   check_scale_block_cuts(plan, request.cut_scale_block);
 
   take_sweep_options(plan, request, m_sweep.preset, *setup.device);
