@@ -104,12 +104,37 @@ void refuse_mixed_timing(const std::vector<Series>& a, const std::vector<Series>
 
 }  // namespace
 
+namespace {
+
+std::string common_block_format(const std::vector<Series>& side) {
+  std::set<std::string> formats;
+  for (const Series& series : side) formats.insert(series.block_format);
+  return formats.size() == 1 ? *formats.begin() : "";
+}
+
+}  // namespace
+
+bool compares_formats(const CompareResult& result) {
+  return !result.format_a.empty() && !result.format_b.empty() && result.format_a != result.format_b;
+}
+
+std::string winning_format(const CompareResult& result, const ComparedPoint& point) {
+  switch (point.outcome) {
+    case Outcome::faster: return result.format_b;
+    case Outcome::slower: return result.format_a;
+    case Outcome::tie: break;
+  }
+  return "tie";
+}
+
 CompareResult compare_series(const std::vector<Series>& a, const std::vector<Series>& b, const std::string& label_a,
                              const std::string& label_b, const CompareOptions& options) {
   if (!options.allow_mixed_timing) refuse_mixed_timing(a, b, label_a, label_b);
   CompareResult result;
   result.label_a = label_a;
   result.label_b = label_b;
+  result.format_a = common_block_format(a);
+  result.format_b = common_block_format(b);
   const auto index_a = index_points(a);
   const auto index_b = index_points(b);
   for (const auto& [key, point_a] : index_a) {

@@ -41,6 +41,9 @@ struct CompareGroup {
 
 struct CompareResult {
   std::string label_a, label_b;
+  // The block format of every series of a side, "" when unknown or mixed: profiles of one shape in two formats
+  // (--operand-format) say which format wins at each M.
+  std::string format_a, format_b;
   std::vector<ComparedPoint> points;     // ordered by group, shape, M
   std::vector<CompareGroup> per_shape;   // name "group | shape"
   std::vector<CompareGroup> per_group;
@@ -54,6 +57,11 @@ CompareResult compare_series(const std::vector<Series>& a, const std::vector<Ser
 
 // "1079 of 1104 points faster with B, 25 slower by 1.0% on average and up to 3.4%, 0 tied; geometric mean ×1.123"
 std::string compare_headline(const CompareResult& result);
+// Whether the two sides ran different block formats.
+bool compares_formats(const CompareResult& result);
+// The point's faster side by its block format ("nvfp4"), or "tie".
+std::string winning_format(const CompareResult& result, const ComparedPoint& point);
+
 // The `count` largest slowdowns of B, worst first.
 std::vector<ComparedPoint> worst_slowdowns(const CompareResult& result, std::size_t count);
 

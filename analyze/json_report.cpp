@@ -129,9 +129,11 @@ json compare_json(const CompareResult& result) {
                       {"time_a_us", point.time_a_us},
                       {"time_b_us", point.time_b_us},
                       {"speedup", point.speedup},
-                      {"outcome", outcome_name(point.outcome)}});
+                      {"outcome", outcome_name(point.outcome)},
+                      {"winning_format", winning_format(result, point)}});
   }
   return {{"a", result.label_a},           {"b", result.label_b},
+          {"format_a", result.format_a},   {"format_b", result.format_b},
           {"headline", compare_headline(result)}, {"overall", group_json(result.overall)},
           {"per_group", per_group},        {"per_shape", per_shape},
           {"only_in_a", result.only_in_a}, {"only_in_b", result.only_in_b},

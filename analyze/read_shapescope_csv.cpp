@@ -90,7 +90,7 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
   const std::optional<json> sidecar = read_sidecar(path);
   // One profile file is one (kernel, shape); a concatenated file still splits cleanly.
   using Key = std::tuple<std::string, std::string, std::string, int64_t, int64_t, int64_t, std::string, std::string,
-                         std::string>;
+                         std::string, std::string>;
   std::map<Key, std::size_t> index_of;
   std::vector<Series> all;
   for (std::size_t row = 0; row < table.rows.size(); ++row) {
@@ -104,7 +104,7 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
     const std::string routing = parsed.grouped ? parsed.grouped->routing : "";
     const std::string layout = parsed.grouped ? layout_family(parsed.grouped->layout) : "";
     const Key key{parsed.kernel,      parsed.device, parsed.dtype, parsed.n, parsed.k, parsed.batch_count,
-                  parsed.timing, routing, layout};
+                  parsed.timing, routing, layout, parsed.format};
     auto [found, inserted] = index_of.emplace(key, all.size());
     if (inserted) {
       Series series;
@@ -113,6 +113,7 @@ std::vector<Series> read_shapescope_csv(const csv::Table& table, const std::stri
       series.kernel = parsed.kernel;
       series.device = parsed.device;
       series.dtype = parsed.dtype;
+      series.block_format = parsed.format;
       series.n = parsed.n;
       series.k = parsed.k;
       series.batch_count = parsed.batch_count;

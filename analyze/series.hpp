@@ -51,6 +51,7 @@ struct Series {
   int multiprocessors = 0;   // SM / CU count when known (AITER's cu_num, sidecar, device table)
   std::string kernel;        // kernel registry name or library, "" when unknown
   std::string dtype;
+  std::string block_format;  // the block format that ran (a profile's format column); "" when unknown
   std::string model, module; // when known
   int tp = 0;                // tensor-parallel degree from the sidecar; 0 when unknown
   std::optional<GroupedSeriesInfo> grouped;  // MoE expert profiles (profile --module experts)

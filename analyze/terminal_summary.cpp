@@ -143,6 +143,14 @@ void print_compare_summary(std::ostream& out, const CompareResult& result, std::
   };
   table("group", result.per_group);
   table("shape", result.per_shape);
+  if (compares_formats(result)) {
+    fmt::print(out, "  which format wins at each M (A {}, B {}):\n", result.format_a, result.format_b);
+    for (const ComparedPoint& point : result.points) {
+      const std::string winner = winning_format(result, point);
+      fmt::print(out, "    {} | {} M={}: {} ({:.2f} us {} vs {:.2f} us {})\n", point.group, point.shape, point.m,
+                 winner, point.time_a_us, result.format_a, point.time_b_us, result.format_b);
+    }
+  }
   const std::vector<ComparedPoint> worst = worst_slowdowns(result, top_n);
   if (!worst.empty()) {
     fmt::print(out, "  worst slowdowns of B:\n");

@@ -49,6 +49,10 @@ BlockFormatId parse_block_format(std::string_view name) {
   throw UserError(fmt::format("unknown format '{}': use one of {}", name, fmt::join(block_format_names(), ", ")));
 }
 
+std::string format_label(BlockFormatId id) {
+  return id == BlockFormatId::fp8_blockscale ? "" : fmt::format("_{}", to_string(id));
+}
+
 std::string k_packing_problem(const OperandEncoding& encoding, int64_t k) {
   const int per_byte = 8 / element_bits(encoding.element);
   if (per_byte > 1 && k % per_byte != 0)

@@ -141,6 +141,10 @@ std::vector<std::string> block_format_names();
 // Throws UserError naming the valid formats when `name` is none of them.
 BlockFormatId parse_block_format(std::string_view name);
 
+// A profile file name's format part: "" for fp8_blockscale, the layers' default (so the file names of FP8
+// profiles stay as they were), else "_<name>".
+std::string format_label(BlockFormatId id);
+
 // Why an operand of this encoding cannot hold K elements per row (FP4 packs two per byte: K must be even),
 // or empty.
 std::string k_packing_problem(const OperandEncoding& encoding, int64_t k);

@@ -76,6 +76,7 @@ class Config {
   }
 
   const std::string& path() const { return path_; }
+  const json& document() const { return document_; }
 
  private:
   json document_;
@@ -241,6 +242,59 @@ void record_layer_counts(int64_t moe_layers, ModelSpec& spec) {
   }
 }
 
+bool is_attention(const std::string& layer) {
+  static const std::vector<std::string> names = {"qkv_proj",         "o_proj",   "fused_qkv_a_proj", "q_b_proj",
+                                                 "kv_b_proj",        "q_proj",   "kv_a_proj_with_mqa",
+                                                 "mla_absorb_q",     "mla_absorb_out"};
+  return one_of(layer, names);
+}
+
+// The module names a quantization config leaves unquantized (modules_to_not_convert, exclude_modules: glob-like
+// patterns such as "model.layers.*.self_attn"): attention when one names self_attn.
+bool excludes_attention(const json& quantization, const char* key) {
+  if (!quantization.contains(key) || !quantization.at(key).is_array()) return false;
+  for (const json& pattern : quantization.at(key))
+    if (pattern.is_string() && pattern.get<std::string>().find("self_attn") != std::string::npos) return true;
+  return false;
+}
+
+// Each layer's block format from quantization_config: quant_method fp8 (DeepSeek's 128x128 blocks), mxfp4
+// (gpt-oss), modelopt with quant_algo NVFP4 and group_size 16 (NVIDIA's FP4 checkpoints); the layers a config
+// leaves unquantized are bf16. Without quantization_config the layers keep the catalog's default.
+void apply_quantization(const Config& config, ModelSpec& spec) {
+  const json& document = config.document();
+  if (!document.contains("quantization_config") || document.at("quantization_config").is_null()) return;
+  const json& quantization = document.at("quantization_config");
+  const auto text_of = [&](const char* key) {
+    return quantization.contains(key) && quantization.at(key).is_string() ? quantization.at(key).get<std::string>()
+                                                                          : std::string();
+  };
+  const std::string method = text_of("quant_method");
+  BlockFormatId format;
+  bool attention_bf16 = false;
+  if (method == "fp8") {
+    format = BlockFormatId::fp8_blockscale;
+  } else if (method == "mxfp4") {
+    format = BlockFormatId::mxfp4;
+    attention_bf16 = excludes_attention(quantization, "modules_to_not_convert");
+  } else if (method == "modelopt" && text_of("quant_algo") == "NVFP4") {
+    const json group_size = quantization.value("group_size", json(16));
+    if (group_size != json(16)) {
+      throw UserError(fmt::format("{}: quantization_config group_size {} with quant_algo NVFP4; NVFP4 scales 16 "
+                                  "elements (add the model as models/<name>.json for another recipe)",
+                                  config.path(), group_size.dump()));
+    }
+    format = BlockFormatId::nvfp4;
+    attention_bf16 = excludes_attention(quantization, "exclude_modules");
+  } else {
+    const std::string algo = text_of("quant_algo");
+    throw UserError(fmt::format("{}: quantization_config quant_method '{}'{} is not supported (supported: fp8, mxfp4, "
+                                "modelopt with quant_algo NVFP4); add the model as models/<name>.json instead",
+                                config.path(), method, algo.empty() ? "" : fmt::format(" quant_algo '{}'", algo)));
+  }
+  for (LinearLayer& layer : spec.layers) layer.format = attention_bf16 && is_attention(layer.name) ? BlockFormatId::bf16 : format;
+}
+
 }  // namespace
 
 ModelSpec model_from_hf_config(const std::filesystem::path& config_json, const std::string& name) {
@@ -279,6 +333,7 @@ ModelSpec model_from_hf_config(const std::filesystem::path& config_json, const s
                                 fmt::join(kQwenMoeStyle, ", "), fmt::join(kLocalExpertsStyle, ", "),
                                 fmt::join(kDeepseekStyle, ", ")));
   }
+  apply_quantization(config, spec);
   return spec;
 }
 

@@ -5,6 +5,7 @@
 //     "source": "where the numbers come from",
 //     "num_hidden_layers": 32,             // optional, decoder layers
 //     "module_layers": {"gate_up_proj": 3}, // optional, modules that run in fewer layers than all
+//     "format": "mxfp4",                   // optional, the weights' block format (default fp8_blockscale)
 //     "layers": [
 //       {"name": "gate_up_proj",           // module name, unique within the model
 //        "k": 4096, "n": 28672,            // unsplit input / output features
@@ -14,6 +15,7 @@
 //        "experts": 256, "top_k": 8,       // optional, MoE experts per layer and experts per token
 //        "expert_width": 2048,             // with experts: one expert's intermediate size (gate_up N = 2 x, down K = 1 x)
 //        "shared_experts": 1,              // optional with experts: shared experts of the block (default 0)
+//        "format": "bf16",                 // optional, this layer's format where it is not the model's
 //        "note": "..."}                    // optional, free text
 //     ]
 //   }
@@ -118,10 +120,22 @@ void parse_expert_fields(const json& object, LinearLayer& layer, const std::stri
   }
 }
 
-LinearLayer parse_layer(const json& object, const std::string& where) {
+BlockFormatId format_field(const json& object, const std::string& where) {
+  const std::string name = text_field(object, "format", where);
+  try {
+    return parse_block_format(name);
+  } catch (const UserError& error) {
+    throw UserError(fmt::format("{}: {}", where, error.what()));
+  }
+}
+
+LinearLayer parse_layer(const json& object, const std::string& where, BlockFormatId model_format) {
   require_keys(object, {"name", "k", "n", "tp"},
-               {"batch_count", "batch_split_by_tp", "experts", "top_k", "expert_width", "shared_experts", "note"}, where);
+               {"batch_count", "batch_split_by_tp", "experts", "top_k", "expert_width", "shared_experts", "format",
+                "note"},
+               where);
   LinearLayer layer;
+  layer.format = object.contains("format") ? format_field(object, where) : model_format;
   layer.name = text_field(object, "name", where);
   const std::string layer_where = fmt::format("{} layer '{}'", where, layer.name);
   layer.k = positive_integer(object, "k", layer_where);
@@ -216,6 +230,7 @@ GemmProblem unsplit_problem(const std::string& model, const LinearLayer& layer, 
   problem.expert_width = layer.expert_width;
   problem.shared_experts = layer.shared_experts;
   problem.local_experts = layer.experts;
+  problem.format = layer.format;
   return problem;
 }
 
@@ -292,7 +307,9 @@ ModelSpec parse_model_json(const std::string& json_text, const std::string& sour
   } catch (const json::parse_error& error) {
     throw UserError(fmt::format("{}: invalid JSON ({}); fix the file", source, error.what()));
   }
-  require_keys(document, {"name", "source", "layers"}, {"num_hidden_layers", "module_layers"}, source);
+  require_keys(document, {"name", "source", "layers"}, {"num_hidden_layers", "module_layers", "format"}, source);
+  const BlockFormatId model_format =
+      document.contains("format") ? format_field(document, source) : BlockFormatId::fp8_blockscale;
   ModelSpec spec;
   spec.name = text_field(document, "name", source);
   spec.source = text_field(document, "source", source);
@@ -302,7 +319,7 @@ ModelSpec parse_model_json(const std::string& json_text, const std::string& sour
   }
   std::set<std::string> seen;
   for (std::size_t i = 0; i < layers.size(); ++i) {
-    LinearLayer layer = parse_layer(layers[i], fmt::format("{}: layers[{}]", source, i));
+    LinearLayer layer = parse_layer(layers[i], fmt::format("{}: layers[{}]", source, i), model_format);
     if (!seen.insert(layer.name).second) {
       throw UserError(fmt::format("{}: layer '{}' appears twice; give each layer a unique name", source, layer.name));
     }

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/block_format.hpp"
+
 namespace shapescope {
 
 enum class TpRule {
@@ -28,6 +30,7 @@ struct LinearLayer {
   int64_t top_k = 0;        // MoE: experts per token
   int64_t expert_width = 0; // MoE: one expert's intermediate size (gate_up: N = 2 x width; down: K = width)
   int64_t shared_experts = 0;  // MoE: shared experts of the block (every token; they run as the shared_expert_* layers)
+  BlockFormatId format = BlockFormatId::fp8_blockscale;  // how the checkpoint stores the weights
   std::string note;
 };
 
@@ -62,6 +65,7 @@ struct GemmProblem {
   // The TP split cuts a 128x128 weight-scale block (e.g. N/tp = 192): block-scaled
   // kernels then see a partial block at the split edge.
   bool cuts_scale_block = false;
+  BlockFormatId format = BlockFormatId::fp8_blockscale;  // the layer's format, or --operand-format's
 };
 
 class ModelCatalog {

@@ -39,6 +39,8 @@ const std::vector<Column<ProfileRow>>& row_columns() {
       {"ci95_us", &R::ci95_us}, {"passes", &R::passes}, {"sm_clock_mhz", &R::sm_clock_mhz},
       {"sm_clock_end_mhz", &R::sm_clock_end_mhz}, {"temperature_c", &R::temperature_c}, {"power_w", &R::power_w},
       {"timing", &R::timing}, {"operand_sets", &R::operand_sets}, {"launched", &R::launched}, {"note", &R::note},
+      // The block format that ran; dtype stays the class of its math.
+      {"format", &R::format},
   };
   return columns;
 }

@@ -45,6 +45,7 @@ struct ProfileRow {
   int64_t operand_sets = 1;      // distinct operand copies a graph replay rotates over
   std::string launched;          // kernel timing: every kernel a run launched ("a; b")
   std::string note;              // why a point was skipped or failed
+  std::string format;            // the block format the kernel ran (common/block_format.hpp); "" in older files
   // Grouped GEMM columns (MoE experts, `profile --module experts`): present in grouped profiles only.
   // batch (= m) is then the batch's tokens; flops and utils count the useful rows only.
   struct Grouped {

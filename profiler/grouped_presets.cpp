@@ -10,7 +10,9 @@ namespace shapescope::profiler {
 const std::vector<GroupedPreset>& grouped_presets() {
   static const std::vector<GroupedPreset> presets = {
       {"nvfp4_targets",
-       "the four grouped problems of the GPU MODE NVFP4 group-GEMM task (B200), run here as block-scaled FP8 on Hopper",
+       "the four grouped problems of the GPU MODE NVFP4 group-GEMM task (B200): NVFP4, which the a16w4 kernels run "
+       "as W4A16 and the FP8 grouped kernels in their own format",
+       BlockFormatId::nvfp4,
        {{"g8_n4096_k7168", {80, 176, 128, 72, 64, 248, 96, 160}, 4096, 7168},
         {"g8_n7168_k2048", {40, 76, 168, 72, 164, 148, 196, 160}, 7168, 2048},
         {"g2_n3072_k4096", {192, 320}, 3072, 4096},

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "common/block_format.hpp"
+
 namespace shapescope::profiler {
 
 struct PresetGroupedProblem {
@@ -16,6 +18,7 @@ struct PresetGroupedProblem {
 struct GroupedPreset {
   std::string name;
   std::string source;          // where the problems come from
+  BlockFormatId format;        // the problems' block format (each kernel runs its own where it cannot take it)
   std::vector<PresetGroupedProblem> problems;
 };
 

@@ -133,6 +133,7 @@ GroupedSweepPlan plan_grouped_preset(const GroupedRequest& request) {
     series.problem.n = problem.n;
     series.problem.k = problem.k;
     series.problem.experts = series.problem.local_experts = int64_t(problem.rows.size());
+    series.problem.format = preset.format;
     series.routing = "preset:" + preset.name;
     series.routing_label = "preset";
     series.layout_label = choice.label;

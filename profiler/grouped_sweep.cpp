@@ -12,6 +12,7 @@
 #include "common/user_error.hpp"
 #include "kernels/copy_bandwidth.hpp"
 #include "kernels/synthetic_operands.hpp"
+#include "profiler/format_choice.hpp"
 #include "profiler/profile_csv.hpp"
 #include "profiler/point_record.hpp"
 #include "profiler/profile_file_start.hpp"
@@ -139,10 +140,12 @@ double warm_up(kernels::Device& device, const GroupedSweepPlan& plan) {
 std::string grouped_file_name(const GroupedSeries& series, const std::string& kernel, kernels::TimingMode timing) {
   const GemmProblem& p = series.problem;
   const std::string mode = timing == kernels::TimingMode::events ? "" : "_" + kernels::to_string(timing);
-  if (series.preset) return fmt::format("{}_{}_{}_{}{}.csv", p.model, p.module, series.layout_label, kernel, mode);
+  const std::string format = format_label(p.format);
+  if (series.preset)
+    return fmt::format("{}_{}_{}{}_{}{}.csv", p.model, p.module, series.layout_label, format, kernel, mode);
   const std::string parallel = p.ep > 1 ? fmt::format("ep{}", p.ep) : fmt::format("tp{}", p.tp);
-  return fmt::format("{}_{}_{}_E{}_N{}_K{}_{}_{}_{}{}.csv", p.model, p.module, parallel, p.local_experts, p.n, p.k,
-                     series.routing_label, series.layout_label, kernel, mode);
+  return fmt::format("{}_{}_{}_E{}_N{}_K{}_{}_{}{}_{}{}.csv", p.model, p.module, parallel, p.local_experts, p.n, p.k,
+                     series.routing_label, series.layout_label, format, kernel, mode);
 }
 
 std::string speed_of_light_summary(const SweepResult& result) {
@@ -206,6 +209,8 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
       const std::string label_prefix = csv.stem().string();
       SidecarContent& sidecar = start->sidecar;
       sidecar.grouped_kernel = &kernel;
+      const BlockFormatId format = format_run_by(kernel, series.problem.format);
+      sidecar.format = format;
       nlohmann::json grouped = plan.description;
       grouped["routing"] = series.routing;
       grouped["ep"] = series.problem.ep;
@@ -226,7 +231,7 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
       std::string open_error;
       try {
         sessions = std::make_unique<GroupedSessionPool>(
-            kernel, device, kernels::GroupedWeightShape{series.problem.local_experts, series.problem.n, series.problem.k},
+            kernel, device, kernels::GroupedWeightShape{series.problem.local_experts, series.problem.n, series.problem.k, format},
             plan.seed);
       } catch (const std::exception& error) {
         open_error = error.what();
@@ -242,6 +247,7 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
           continue;
         }
         ProfileRow row = unmeasured_row(sidecar, kernel_name, kernel.dtype, kernel.backend, point.m);
+        row.format = to_string(format);
         row.n = point.shape.n;
         row.k = point.shape.k;
         row.grouped = describe_groups(series, point.shape);

@@ -62,6 +62,9 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
   app.add_option("--max-m", request.grouped.max_m, "--layout masked: rows per expert slot (default: the largest group)");
   app.add_option("--grouped-preset", request.grouped.preset,
                  "fixed grouped problems instead of a model: nvfp4_targets");
+  app.add_option("--operand-format", request.operand_format,
+                 "block format of every layer's operands, replacing the layers' own (what-if sweeps): "
+                 "fp8_blockscale | mxfp8 | mxfp4 | nvfp4 | e2m1_e8m0_16 | bf16");
   app.add_option("--kernel", request.kernels, "kernel to profile (repeatable; default: every kernel of the backend)");
   app.add_option("--plugin", plugins,
                  "shared library of kernels built against include/shapescope_plugin.h (repeatable; docs/plugin_abi.md)");

@@ -20,6 +20,19 @@ std::string utc_now_iso8601() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
 }
 
+namespace {
+
+nlohmann::json format_json(BlockFormatId id) {
+  const BlockFormat& format = block_format(id);
+  return {{"name", format.name},
+          {"activations", describe(format.activations)},
+          {"weights", describe(format.weights)},
+          {"weight_only", format.weight_only},
+          {"dtype", format.dtype}};
+}
+
+}  // namespace
+
 nlohmann::json sidecar_json(const SidecarContent& c) {
   nlohmann::json device = {{"name", c.device.name},
                            {"backend", c.device.backend},
@@ -57,7 +70,8 @@ nlohmann::json sidecar_json(const SidecarContent& c) {
        {{"model", c.problem.model}, {"module", c.problem.module}, {"tp", c.problem.tp}, {"n", c.problem.n},
         {"k", c.problem.k}, {"batch_count", c.problem.batch_count}, {"experts", c.problem.experts},
         {"top_k", c.problem.top_k}, {"cuts_scale_block", c.problem.cuts_scale_block},
-        {"raw_shape", is_raw_shape(c.problem)}}},  // profile --shape: no model, module "" and tp 1
+        {"raw_shape", is_raw_shape(c.problem)}, {"format", to_string(c.problem.format)}}},
+      {"format", format_json(c.format)},  // profile --shape: no model, module "" and tp 1
       {"peak", {{"tflops", c.peak.tflops}, {"source", c.peak.source}}},
       {"measurement",
        {{"warmup_runs", c.measure.warmup_runs}, {"min_samples", c.measure.min_samples},

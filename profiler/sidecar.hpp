@@ -31,6 +31,7 @@ struct SidecarContent {
   const kernels::KernelEntry* kernel = nullptr;
   const kernels::GroupedKernelEntry* grouped_kernel = nullptr;  // grouped sweeps: set instead of kernel
   GemmProblem problem;
+  BlockFormatId format = BlockFormatId::fp8_blockscale;  // what the kernel ran (problem.format: the layer's)
   Peak peak;
   MeasureOptions measure;
   uint64_t seed = 0;

@@ -14,6 +14,7 @@
 #include "common/json_text.hpp"
 #include "common/shape_axes.hpp"
 #include "kernels/synthetic_operands.hpp"
+#include "profiler/format_choice.hpp"
 #include "profiler/profile_writer.hpp"
 #include "profiler/point_phases.hpp"
 #include "profiler/point_record.hpp"
@@ -160,7 +161,7 @@ std::string profile_file_name(const GemmProblem& problem, const std::string& ker
   const std::string layer =
       is_raw_shape(problem) ? "shape" : fmt::format("{}_{}_tp{}", problem.model, problem.module, problem.tp);
   const std::string mode = timing == kernels::TimingMode::events ? "" : "_" + kernels::to_string(timing);
-  return fmt::format("{}_{}_{}{}.csv", layer, shape_label(problem), kernel, mode);
+  return fmt::format("{}_{}{}_{}{}.csv", layer, shape_label(problem), format_label(problem.format), kernel, mode);
 }
 
 const std::vector<int64_t>& m_values_of_file(const SweepPlan& plan, const std::string& csv_name) {
@@ -206,6 +207,8 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
       const std::string label_prefix = csv.stem().string();
       SidecarContent& sidecar = start->sidecar;
       sidecar.kernel = &kernel;
+      const BlockFormatId format = format_run_by(kernel, problem.format);
+      sidecar.format = format;
 
       const auto setup_start = Clock::now();
       sidecar.peak = peaks.peak_for(device, kernel);
@@ -216,7 +219,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         // Setup can take seconds (the CPU's peak, weights): an interrupt during it skips the rest.
         if (!interrupt_requested()) {
           sessions = std::make_unique<SessionPool>(kernel, device,
-                                                   kernels::WeightShape{problem.n, problem.k, problem.batch_count},
+                                                   kernels::WeightShape{problem.n, problem.k, problem.batch_count, format},
                                                    plan.seed);
         }
       } catch (const std::exception& error) {
@@ -236,6 +239,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         const auto point_start = Clock::now();
         std::optional<PointPhases> phases;
         ProfileRow row = unmeasured_row(sidecar, kernel_name, kernel.dtype, kernel.backend, m);
+        row.format = to_string(format);
         row.n = problem.n;
         row.k = problem.k;
         row.batch_count = problem.batch_count;

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <optional>
+#include <set>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -13,6 +16,7 @@
 #include "common/option_checks.hpp"
 #include "common/shape_axes.hpp"
 #include "common/user_error.hpp"
+#include "profiler/format_choice.hpp"
 #include "profiler/operand_sizes.hpp"
 #include "profiler/resume.hpp"
 
@@ -59,17 +63,35 @@ ChosenDevice choose_device(const std::string& backend, int threads) {
 bool profiled_by_default(const kernels::KernelEntry& entry) { return entry.profiled_by_default; }
 bool profiled_by_default(const kernels::GroupedKernelEntry&) { return true; }
 
-// The requested kernels of one registry (dense or grouped), checked against the run's backend; all of
-// that backend's profiled by default when none was requested.
+// The block formats of a run's layers.
+struct RunFormats {
+  std::set<BlockFormatId> layers;
+  std::optional<BlockFormatId> forced;  // --operand-format
+};
+
+template <class Entry>
+std::string formats_text(const Entry& entry) {
+  std::vector<std::string_view> names;
+  for (const BlockFormatId format : entry.formats_taken) names.push_back(to_string(format));
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// The requested kernels of one registry (dense or grouped), checked against the run's backend and, under
+// --operand-format, that format; when none was requested, the backend's kernels profiled by default that take
+// one of the layers' formats, plus the bf16 baseline.
 template <class Entry>
 std::vector<std::string> kernels_on_backend(const std::vector<Entry>& registry,
                                             const Entry& (*find)(const std::string&),
-                                            const std::vector<std::string>& requested, kernels::BackendKind backend) {
+                                            const std::vector<std::string>& requested, kernels::BackendKind backend,
+                                            const RunFormats& formats) {
   std::vector<std::string> available, by_default;
   for (const Entry& entry : registry) {
     if (entry.backend != backend) continue;
     available.push_back(entry.name);
-    if (profiled_by_default(entry)) by_default.push_back(entry.name);
+    const bool takes_layers = std::any_of(formats.layers.begin(), formats.layers.end(),
+                                          [&](BlockFormatId format) { return takes_format(entry, format); });
+    if (profiled_by_default(entry) && (takes_layers || takes_format(entry, BlockFormatId::bf16)))
+      by_default.push_back(entry.name);
   }
   if (requested.empty()) return by_default;
   for (const std::string& name : requested) {
@@ -79,12 +101,51 @@ std::vector<std::string> kernels_on_backend(const std::vector<Entry>& registry,
                                   name, kernels::to_string(entry.backend), kernels::to_string(backend),
                                   kernels::to_string(entry.backend), fmt::join(available, ", ")));
     }
+    if (formats.forced && !takes_format(entry, *formats.forced)) {
+      throw UserError(fmt::format("--kernel {} cannot take --operand-format {} (it takes {}); drop --operand-format or "
+                                  "name a kernel that takes it",
+                                  name, to_string(*formats.forced), formats_text(entry)));
+    }
   }
   return requested;
 }
 
-std::vector<std::string> kernels_for(const std::vector<std::string>& requested, kernels::BackendKind backend) {
-  return kernels_on_backend(kernels::kernel_registry(), &kernels::find_kernel, requested, backend);
+std::vector<std::string> kernels_for(const std::vector<std::string>& requested, kernels::BackendKind backend,
+                                     const RunFormats& formats) {
+  return kernels_on_backend(kernels::kernel_registry(), &kernels::find_kernel, requested, backend, formats);
+}
+
+// --operand-format NAME, or nothing. Throws UserError naming the formats.
+std::optional<BlockFormatId> forced_format(const ProfileRequest& request) {
+  if (request.operand_format.empty()) return std::nullopt;
+  try {
+    return parse_block_format(request.operand_format);
+  } catch (const UserError& error) {
+    throw UserError(fmt::format("--operand-format: {}", error.what()));
+  }
+}
+
+// Every layer in --operand-format's format where given; the formats the run's layers are in.
+RunFormats apply_formats(std::vector<GemmProblem*> problems, std::optional<BlockFormatId> forced) {
+  RunFormats formats;
+  formats.forced = forced;
+  for (GemmProblem* problem : problems) {
+    if (forced) problem->format = *forced;
+    formats.layers.insert(problem->format);
+  }
+  return formats;
+}
+
+// A K the format a kernel runs cannot pack (an odd K for FP4): one line before any work.
+template <class Entry>
+void check_k_packing(const GemmProblem& problem, const Entry& entry) {
+  const BlockFormatId format = format_run_by(entry, problem.format);
+  const std::string packing = k_packing_problem(block_format(format).weights, problem.k);
+  if (packing.empty()) return;
+  const std::string where = is_raw_shape(problem) ? fmt::format("--shape {},{}", problem.n, problem.k)
+                                                  : fmt::format("{} {} at TP{}", problem.model, problem.module, problem.tp);
+  throw UserError(fmt::format("{}: {} runs {} and {}; pick another --operand-format or --tp", where, entry.name,
+                              to_string(format), packing));
 }
 
 // A dense or grouped kernel entry whose weights carry 128x128 scale blocks.
@@ -116,8 +177,10 @@ void check_scale_block_cuts(const SweepPlan& plan, const std::string& policy) {
   }
 }
 
-std::vector<std::string> grouped_kernels_for(const std::vector<std::string>& requested, kernels::BackendKind backend) {
-  return kernels_on_backend(kernels::grouped_kernel_registry(), &kernels::find_grouped_kernel, requested, backend);
+std::vector<std::string> grouped_kernels_for(const std::vector<std::string>& requested, kernels::BackendKind backend,
+                                             const RunFormats& formats) {
+  return kernels_on_backend(kernels::grouped_kernel_registry(), &kernels::find_grouped_kernel, requested, backend,
+                            formats);
 }
 
 void check_grouped_scale_block_cuts(const GroupedSweepPlan& plan, const std::string& policy) {
@@ -202,9 +265,13 @@ GroupedSweepPlan prepare_grouped(const ProfileRequest& request, const std::vecto
     if (m_sweep.preset.empty()) m_sweep.preset = backend == kernels::BackendKind::cpu ? "cpu" : "cudagraph";
     plan = plan_grouped_experts(problems, request.grouped, resolve_m_sweep(m_sweep), request.seed);
   }
-  plan.kernels = grouped_kernels_for(request.kernels, backend);
+  std::vector<GemmProblem*> layers;
+  for (GroupedSeries& series : plan.series) layers.push_back(&series.problem);
+  plan.kernels = grouped_kernels_for(request.kernels, backend, apply_formats(layers, forced_format(request)));
   if (plan.kernels.empty())
     throw UserError(fmt::format("no grouped kernels registered for the {} backend", to_string(backend)));
+  for (const GroupedSeries& series : plan.series)
+    for (const std::string& name : plan.kernels) check_k_packing(series.problem, kernels::find_grouped_kernel(name));
   check_grouped_scale_block_cuts(plan, request.cut_scale_block);
   take_sweep_options(plan, request, m_sweep.preset, device);
   return plan;
@@ -288,6 +355,7 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
     throw UserError("--model is required (see --list-models), or give raw shapes with --shape N,K[,batch]");
   }
   check_numeric_options(request);
+  forced_format(request);  // an unknown --operand-format stops here, before any work
   if (request.peak != "datasheet" && request.peak != "measured") {
     throw UserError(fmt::format("--peak '{}' is not datasheet or measured", request.peak));
   }
@@ -316,13 +384,17 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
   if (m_sweep.preset.empty()) m_sweep.preset = backend == kernels::BackendKind::cpu ? "cpu" : "fairyspeed";
   plan.m_values = resolve_m_sweep(m_sweep);
   check_operand_sizes(plan.problems, plan.m_values.back(), setup.device->info().memory_bytes);
-  plan.kernels = kernels_for(request.kernels, backend);
+  std::vector<GemmProblem*> layers;
+  for (GemmProblem& problem : plan.problems) layers.push_back(&problem);
+  plan.kernels = kernels_for(request.kernels, backend, apply_formats(layers, forced_format(request)));
   if (plan.kernels.empty()) throw UserError(fmt::format("no kernels registered for the {} backend", to_string(backend)));
   for (const std::string& name : plan.kernels) {
     const kernels::KernelEntry& entry = kernels::find_kernel(name);
     if (!entry.device_problem) continue;
     if (auto problem = entry.device_problem()) throw UserError(*problem);
   }
+  for (const GemmProblem& problem : plan.problems)
+    for (const std::string& name : plan.kernels) check_k_packing(problem, kernels::find_kernel(name));
   check_scale_block_cuts(plan, request.cut_scale_block);
 
   take_sweep_options(plan, request, m_sweep.preset, *setup.device);
@@ -342,17 +414,17 @@ std::string list_kernels_text() {
   text += fmt::format("grouped kernels (--module experts; config for the example N={} K={} rows {}):\n",
                       grouped_example.n, grouped_example.k, fmt::join(grouped_example.rows, ","));
   for (const auto& entry : kernels::grouped_kernel_registry()) {
-    text += fmt::format("{}  [{}, {}]\n  formats: {}\n  {}\n  config: {}\n", entry.name, kernels::to_string(entry.backend),
-                        entry.dtype, entry.formats, entry.description,
-                        entry.describe_config ? entry.describe_config(grouped_example) : "-");
+    text += fmt::format("{}  [{}, {}, takes {}]\n  formats: {}\n  {}\n  config: {}\n", entry.name,
+                        kernels::to_string(entry.backend), entry.dtype, formats_text(entry), entry.formats,
+                        entry.description, entry.describe_config ? entry.describe_config(grouped_example) : "-");
   }
   if (const std::string missing = kernels::missing_grouped_kernels(); !missing.empty()) text += missing + "\n";
   const kernels::GemmShape example{256, 14336, 4096, 1};
   text += fmt::format("kernels (config for the example M={} N={} K={}):\n", example.m, example.n, example.k);
   for (const auto& entry : kernels::kernel_registry()) {
-    text += fmt::format("{}  [{}, {}]\n  formats: {}\n  {}\n  config: {}\n", entry.name, kernels::to_string(entry.backend),
-                        entry.dtype, entry.formats, entry.description,
-                        entry.describe_config ? entry.describe_config(example) : "-");
+    text += fmt::format("{}  [{}, {}, takes {}]\n  formats: {}\n  {}\n  config: {}\n", entry.name,
+                        kernels::to_string(entry.backend), entry.dtype, formats_text(entry), entry.formats,
+                        entry.description, entry.describe_config ? entry.describe_config(example) : "-");
   }
   return text;
 }
@@ -363,7 +435,8 @@ std::string list_models_text() {
   for (const ModelSpec& model : catalog.models()) {
     text += model.name + "\n";
     for (const LinearLayer& layer : model.layers) {
-      text += fmt::format("  {:<22} K={:<6} N={:<6} {}", layer.name, layer.k, layer.n, to_string(layer.tp_rule));
+      text += fmt::format("  {:<26} K={:<6} N={:<6} {} {}", layer.name, layer.k, layer.n, to_string(layer.tp_rule),
+                          to_string(layer.format));
       if (layer.batch_count > 1) text += fmt::format(" batch={}", layer.batch_count);
       if (layer.experts > 0) {
         text += fmt::format(" experts={} top_k={} width={}", layer.experts, layer.top_k, layer.expert_width);

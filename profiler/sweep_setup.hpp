@@ -39,6 +39,7 @@ struct ProfileRequest {
   std::string timing;                // events | graph | kernel; "" = the preset's default
   std::string pdl = "auto";          // auto (on with graph timing) | on | off
   GroupedRequest grouped;            // --ep, --routing, --layout, --align, --max-m, --grouped-preset
+  std::string operand_format;        // --operand-format: every layer's block format replaced; "" = the layers' own
 };
 
 // The timing a sweep uses unless told: graph for the serving engines' capture sizes

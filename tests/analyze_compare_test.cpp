@@ -4,10 +4,14 @@
 #include <map>
 #include <tuple>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include "analyze_test_support.hpp"
 #include "common/csv.hpp"
+#include "common/profile_schema.hpp"
+#include "scratch_dir.hpp"
 #include "common/user_error.hpp"
 
 namespace shapescope::analyze {
@@ -124,6 +128,54 @@ TEST(Compare, AiterPreshuffledAgainstNormalMatchesAnIndependentCount) {
   EXPECT_EQ(result.overall.points, common);
   EXPECT_EQ(result.overall.faster, faster);
   EXPECT_NEAR(result.overall.geomean_speedup, std::exp(log_sum / static_cast<double>(common)), 1e-12);
+}
+
+}  // namespace
+}  // namespace shapescope::analyze
+
+namespace shapescope::analyze {
+namespace {
+
+// A profile of one shape in one block format: time per M, the format column as the profiler writes it.
+std::string format_profile(const std::string& format, const std::string& dtype,
+                           const std::vector<std::pair<int64_t, double>>& times) {
+  std::string text = fmt::format("{}\n", fmt::join(profile_columns(), ","));
+  for (const auto& [m, time_us] : times) {
+    ProfileRow row;
+    row.batch = row.m = m;
+    row.n = 2880;
+    row.k = 2880;
+    row.kernel_time_us = time_us;
+    row.tflops = 2.0 * double(m) * 2880 * 2880 / (time_us * 1e6);
+    row.peak_tflops = 100;
+    row.utils = row.tflops / row.peak_tflops;
+    row.kernel = row.kernel_name = "cpu_a16w4_blockscale";
+    row.dtype = dtype;
+    row.device = "cpu";
+    row.backend = "cpu";
+    row.samples = 3;
+    row.format = format;
+    text += fmt::format("{}\n", fmt::join(to_fields(row), ","));
+  }
+  return text;
+}
+
+TEST(Compare, AcrossFormatsOfOneShapeSaysWhichFormatWinsAtEachM) {
+  const testing_support::ScratchDir dir;
+  const auto fp8 = dir.write("fp8.csv", format_profile("fp8_blockscale", "fp8", {{1, 20}, {16, 21}, {1024, 100}}));
+  const auto nvfp4 = dir.write("nvfp4.csv", format_profile("nvfp4", "bf16", {{1, 10}, {16, 11}, {1024, 180}}));
+  const std::vector<Series> a = read_series_file(fp8.string(), {}), b = read_series_file(nvfp4.string(), {});
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].block_format, "fp8_blockscale");
+  EXPECT_EQ(b[0].block_format, "nvfp4");
+  const CompareResult result = compare_series(a, b, "fp8", "nvfp4", {});
+  EXPECT_TRUE(compares_formats(result));
+  ASSERT_EQ(result.points.size(), 3u);
+  std::map<int64_t, std::string> winners;
+  for (const ComparedPoint& point : result.points) winners[point.m] = winning_format(result, point);
+  EXPECT_EQ(winners, (std::map<int64_t, std::string>{{1, "nvfp4"}, {16, "nvfp4"}, {1024, "fp8_blockscale"}}));
+  // One format on both sides is an ordinary comparison.
+  EXPECT_FALSE(compares_formats(compare_series(b, b, "x", "y", {})));
 }
 
 }  // namespace

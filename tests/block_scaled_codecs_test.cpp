@@ -12,9 +12,12 @@
 #include "kernels/fp8_e4m3.hpp"
 #include "kernels/fp8_e5m2.hpp"
 #include "kernels/scale_e8m0.hpp"
+#include "tests/nearest_code.hpp"
 
 namespace shapescope::kernels {
 namespace {
+
+using testing_support::nearest_positive_code;
 
 // OCP MX spec v1.0, FP4 E2M1: bias 1, exponent field 0 subnormal (m/2 * 2^0), no infinity or NaN.
 double ocp_e2m1_value(int code) {
@@ -32,21 +35,6 @@ double ocp_e5m2_value(int code) {
     return mantissa_field ? std::numeric_limits<double>::quiet_NaN() : sign * std::numeric_limits<double>::infinity();
   if (exponent_field == 0) return sign * std::pow(2.0, -14) * (mantissa_field / 4.0);
   return sign * std::pow(2.0, exponent_field - 15) * (1.0 + mantissa_field / 4.0);
-}
-
-// The code 0..largest_code nearest to |value| (value_of defines codes), ties to the even code, saturating.
-int nearest_positive_code(double value, double (*value_of)(int), int largest_code) {
-  const double magnitude = std::min(std::fabs(value), value_of(largest_code));
-  int best = 0;
-  double best_distance = std::numeric_limits<double>::infinity();
-  for (int code = 0; code <= largest_code; ++code) {
-    const double distance = std::fabs(value_of(code) - magnitude);
-    if (distance < best_distance || (distance == best_distance && (code & 1) == 0)) {
-      best = code;
-      best_distance = distance;
-    }
-  }
-  return best;
 }
 
 // Values that exercise rounding: every code's value, every midpoint between neighbours and a hair either

@@ -10,9 +10,12 @@
 #include <vector>
 
 #include "kernels/fp8_e4m3.hpp"
+#include "tests/nearest_code.hpp"
 
 namespace shapescope::kernels {
 namespace {
+
+using testing_support::nearest_positive_code;
 
 // OCP 8-bit floating point spec, E4M3: bias 7, subnormals at exponent field 0,
 // S.1111.111 is NaN, no infinities.
@@ -23,22 +26,6 @@ double ocp_e4m3_value(int code) {
   if (exponent_field == 15 && mantissa_field == 7) return std::numeric_limits<double>::quiet_NaN();
   if (exponent_field == 0) return sign * std::pow(2.0, -6) * (mantissa_field / 8.0);
   return sign * std::pow(2.0, exponent_field - 7) * (1.0 + mantissa_field / 8.0);
-}
-
-// The code 0..largest_code of a format (`value_of` defines it) nearest to |value|, ties to the even code,
-// saturating at the largest code's value.
-int nearest_positive_code(float value, double (*value_of)(int), int largest_code) {
-  const double magnitude = std::min(std::fabs(double(value)), value_of(largest_code));
-  int best = 0;
-  double best_distance = std::numeric_limits<double>::infinity();
-  for (int code = 0; code <= largest_code; ++code) {
-    const double distance = std::fabs(value_of(code) - magnitude);
-    if (distance < best_distance || (distance == best_distance && (code & 1) == 0)) {
-      best = code;
-      best_distance = distance;
-    }
-  }
-  return best;
 }
 
 // Every one of the 256 codes decodes to the value its format's definition gives (a NaN code to a NaN).

@@ -1,7 +1,7 @@
 """shapescope's Python entry point: profile a Python callable with shapescope's operands, checks and timing.
 
     import shapescope
-    shapescope.profile(fn, model="llama3_8b", module="gate_up_proj", tp=2, m=[1, 16, 256], formats="bf16")
+    shapescope.profile(fn, model="llama3_8b", module="gate_up_proj", tp=2, m=[1, 16, 256], operand_format="bf16")
 
 Pure Python over libshapescope_c.so (ctypes): nothing is compiled against this Python. See README.md,
 "Profiling a Python callable".

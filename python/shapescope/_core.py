@@ -90,7 +90,7 @@ def _kernel_name(fn):
     return re.sub(r"[^A-Za-z0-9_.+-]", "_", text)[:128]
 
 
-def profile(fn, model, module="all", tp=1, m=None, formats="bf16", *, prepare=None, name=None, backend="auto",
+def profile(fn, model, module="all", tp=1, m=None, operand_format="bf16", *, prepare=None, name=None, backend="auto",
             timing=None, out=None, a_scales="k_major", b_scales_padded=False, hf_config=None, tensors="auto",
             extra_args=()):
     """Profile `fn` over M for a model's GEMM shapes, as `profile --kernel NAME` profiles a kernel.
@@ -104,8 +104,8 @@ def profile(fn, model, module="all", tp=1, m=None, formats="bf16", *, prepare=No
     the arguments fn gets instead. Every point is checked against shapescope's float64 reference; the CSV and
     sidecar go where `profile` writes them (out). Returns 0; raises ProfileError on a non-zero exit.
     """
-    if formats not in _abi.FORMATS:
-        raise ValueError(f"formats={formats!r}: give one of {', '.join(_abi.FORMATS)}")
+    if operand_format not in _abi.FORMATS:
+        raise ValueError(f"operand_format={operand_format!r}: give one of {', '.join(_abi.FORMATS)}")
     if a_scales not in ("k_major", "m_major"):
         raise ValueError(f"a_scales={a_scales!r}: give k_major or m_major")
     torch = _torch_or_none() if tensors in ("auto", "torch") else None
@@ -121,7 +121,7 @@ def profile(fn, model, module="all", tp=1, m=None, formats="bf16", *, prepare=No
     name = name or _kernel_name(fn)
     library = _abi.load_library()
 
-    callbacks = _Callable(fn, prepare, formats, flags, backend == "cuda", torch)
+    callbacks = _Callable(fn, prepare, operand_format, flags, backend == "cuda", torch)
 
     def launch_name(handle):
         buffer = ctypes.create_string_buffer(f"{name} (Python callable)".encode())
@@ -132,7 +132,7 @@ def profile(fn, model, module="all", tp=1, m=None, formats="bf16", *, prepare=No
     c_prepare, c_run = _abi.PREPARE(callbacks.prepare), _abi.RUN(callbacks.run)
     c_release, c_launch_name = _abi.RELEASE(callbacks.release), _abi.LAUNCH_NAME(launch_name)
     description = f"Python callable {getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}"
-    kernel = _abi.Kernel(name.encode(), description.encode(), _abi.FORMATS[formats], _abi.BACKENDS[backend], flags,
+    kernel = _abi.Kernel(name.encode(), description.encode(), _abi.FORMATS[operand_format], _abi.BACKENDS[backend], flags,
                          c_prepare, c_run, c_release, c_launch_name)
     plugin = _abi.Plugin(_abi.ABI_VERSION, 1, ctypes.pointer(kernel))
 

@@ -29,14 +29,15 @@ def main(argv=None):
     parser.add_argument("--model", required=True)
     parser.add_argument("--module", default="all")
     parser.add_argument("--tp", type=int, default=1)
-    parser.add_argument("--formats", default="bf16", choices=["bf16", "fp8_blockscale", "a16w8_blockscale"])
+    parser.add_argument("--operand-format", default="bf16", choices=["bf16", "fp8_blockscale", "a16w8_blockscale"],
+                        help="the operands the callable takes (the option `profile` names the same way)")
     parser.add_argument("--a-scales", default="k_major", choices=["k_major", "m_major"])
     parser.add_argument("--b-scales-padded", action="store_true", help="128x128 scale rows padded to 4 K blocks")
     parser.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--tensors", default="auto", choices=["auto", "torch", "host"])
     options, rest = parser.parse_known_args(argv)
     try:
-        profile(_load(options.callable), options.model, options.module, options.tp, None, options.formats,
+        profile(_load(options.callable), options.model, options.module, options.tp, None, options.operand_format,
                 prepare=_load(options.prepare) if options.prepare else None, name=options.name,
                 backend=options.backend, a_scales=options.a_scales, b_scales_padded=options.b_scales_padded,
                 tensors=options.tensors, extra_args=rest)

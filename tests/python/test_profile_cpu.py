@@ -84,7 +84,7 @@ class PythonCpuPath(unittest.TestCase):
             self.assertEqual(row["kernel_name"], "py_bf16 (Python callable)")
 
     def test_fp8_blockscale_callable_with_m_major_scales(self):
-        self.sweep(fp8_gemm, "py_fp8", formats="fp8_blockscale", a_scales="m_major", b_scales_padded=True)
+        self.sweep(fp8_gemm, "py_fp8", operand_format="fp8_blockscale", a_scales="m_major", b_scales_padded=True)
         for row in self.rows("py_fp8"):
             self.assertEqual(row["status"], "ok", row["note"])
             self.assertEqual(row["dtype"], "fp8")
