@@ -1,10 +1,10 @@
 """An MXFP4 x bf16 GEMM through Triton's tl.dot_scaled (gpt-oss's path for its MXFP4 experts on Hopper, where
-Triton upcasts the e2m1 weights to bf16 in the kernel), as a shapescope callable and as a stand-alone check and
-timing beside our a16w4_blockscale:
+Triton upcasts the e2m1 weights to bf16 in the kernel): `gemm` is a callable over the operands below, and the
+file runs stand-alone as a check and a timing beside our a16w4_blockscale (docs/formats.md has the figures):
 
-    python -m shapescope.profile --callable triton_dot_scaled_mxfp4:gemm --operand-format mxfp4 \
-        --model llama3_3_70b_nvfp4 --module down_proj --tp 2 --m-list 1,2,4,8,16 --timing graph
-    python triton_dot_scaled_mxfp4.py [--csv PATH]   # checks against a float64 reference, then times
+    python triton_dot_scaled_mxfp4.py [--ms 1,2,4,8,16] [--csv PATH]   # float64 check, then CUDA-graph timing
+
+(The shapescope Python entry point hands operands as listed below once it hands FP4 weights; it does not yet.)
 
 Operands: A [M,K] bf16 row-major; B [N,K/2] uint8, two e2m1 codes a byte (the even K in the low nibble); B scales
 [N,ceil(K/32)] uint8 e8m0; C [M,N] bf16. One program computes a BLOCK_M x BLOCK_N tile of C over all of K;

@@ -5,11 +5,12 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <stdexcept>
 
 #include "common/user_error.hpp"
 #include "kernels/cuda/a16w4_blockscale_config.hpp"
 #include "kernels/cuda/a16w4_blockscale_kernel.cuh"
+#include "kernels/cuda/a16w4_launch.cuh"
+#include "kernels/cuda/programmatic_launch.cuh"
 #include "kernels/cuda/a16w4_weights.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_prepared_gemm.hpp"
@@ -82,36 +83,6 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
   a16w4::finish_warp_tile(accumulators, output);
 }
 
-template <int kRows, int kWarpsK, a16w4::ScaleCode kScale>
-void launch_instance(const DenseParams& params, const A16w4Config& config, bool programmatic, cudaStream_t stream) {
-  cudaLaunchConfig_t launch{};
-  launch.gridDim = dim3(unsigned((params.m + kRows - 1) / kRows),
-                        unsigned((params.layout.warp_tiles + config.warps_n - 1) / config.warps_n),
-                        unsigned(config.split_k));
-  launch.blockDim = dim3(unsigned(config.threads()));
-  launch.stream = stream;
-  cudaLaunchAttribute overlap{};
-  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
-  if (programmatic) {
-    launch.attrs = &overlap;
-    launch.numAttrs = 1;
-  }
-  CUDA_CHECK(cudaLaunchKernelEx(&launch, a16w4_dense_kernel<kRows, kWarpsK, kScale>, params));
-}
-
-template <a16w4::ScaleCode kScale>
-void launch_with_scale(const DenseParams& params, const A16w4Config& config, bool programmatic, cudaStream_t stream) {
-  const auto is = [&](int rows, int warps_k) { return config.rows == rows && config.warps_k == warps_k; };
-  if (is(8, 1)) return launch_instance<8, 1, kScale>(params, config, programmatic, stream);
-  if (is(8, 2)) return launch_instance<8, 2, kScale>(params, config, programmatic, stream);
-  if (is(8, 4)) return launch_instance<8, 4, kScale>(params, config, programmatic, stream);
-  if (is(16, 1)) return launch_instance<16, 1, kScale>(params, config, programmatic, stream);
-  if (is(16, 2)) return launch_instance<16, 2, kScale>(params, config, programmatic, stream);
-  if (is(16, 4)) return launch_instance<16, 4, kScale>(params, config, programmatic, stream);
-  throw std::logic_error("a16w4_blockscale: no kernel for " + describe(config));
-}
-
 A16w4Config choose_dense_config(const GemmShape& shape, int multiprocessors) {
   const int rows = shape.m <= 8 ? 8 : 16;
   const A16w4Layout layout = A16w4Layout::of(shape.n, shape.k, 32);
@@ -154,11 +125,13 @@ class A16w4Prepared final : public CudaPreparedGemm {
   }
 
   void run() override {
-    const bool programmatic = device_.programmatic_launch();
-    if (scale_ == ScaleType::e8m0)
-      launch_with_scale<a16w4::ScaleCode::e8m0>(params_, config_, programmatic, device_.stream());
-    else
-      launch_with_scale<a16w4::ScaleCode::ue4m3>(params_, config_, programmatic, device_.stream());
+    dispatch_a16w4(config_, scale_, [&]<int kRows, int kWarpsK, a16w4::ScaleCode kScale>() {
+      const dim3 grid(unsigned((params_.m + kRows - 1) / kRows),
+                      unsigned((params_.layout.warp_tiles + config_.warps_n - 1) / config_.warps_n),
+                      unsigned(config_.split_k));
+      launch_kernel(a16w4_dense_kernel<kRows, kWarpsK, kScale>, grid, dim3(unsigned(config_.threads())), 0, params_,
+                    device_.programmatic_launch(), device_.stream());
+    });
   }
   std::string launch_name() const override {
     return "a16w4_blockscale/" + describe(config_) + (device_.programmatic_launch() ? "+pdl" : "");
@@ -209,8 +182,6 @@ std::optional<std::string> a16w4_unsupported_reason(const GemmShape& shape) {
   return std::nullopt;
 }
 
-int current_multiprocessors() { return current_device_spec().value_or(fp8_reference_spec()).multiprocessors; }
-
 }  // namespace
 
 KernelEntry a16w4_blockscale_entry() {
@@ -226,10 +197,10 @@ KernelEntry a16w4_blockscale_entry() {
                       "reduction";
   entry.unsupported_reason = a16w4_unsupported_reason;
   entry.describe_config = [](const GemmShape& shape) {
-    return describe(choose_dense_config(shape, current_multiprocessors()));
+    return describe(choose_dense_config(shape, a16w4_multiprocessors()));
   };
   entry.tile_for = [](const GemmShape& shape) {
-    const A16w4Config config = choose_dense_config(shape, current_multiprocessors());
+    const A16w4Config config = choose_dense_config(shape, a16w4_multiprocessors());
     return std::vector<int>{config.rows, config.tile_n(), config.split_k};
   };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {

@@ -9,12 +9,13 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <stdexcept>
 #include <string>
 
 #include "common/user_error.hpp"
 #include "kernels/cuda/a16w4_blockscale_config.hpp"
 #include "kernels/cuda/a16w4_blockscale_kernel.cuh"
+#include "kernels/cuda/a16w4_launch.cuh"
+#include "kernels/cuda/programmatic_launch.cuh"
 #include "kernels/cuda/a16w4_weights.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_grouped_prepared_gemm.hpp"
@@ -132,37 +133,6 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
   }
 }
 
-template <int kRows, int kWarpsK, a16w4::ScaleCode kScale>
-void launch_instance(const GroupedParams& params, const A16w4Config& config, int slots, bool programmatic,
-                     cudaStream_t stream) {
-  cudaLaunchConfig_t launch{};
-  launch.gridDim = dim3(unsigned(slots), unsigned((params.layout.warp_tiles + config.warps_n - 1) / config.warps_n),
-                        unsigned(config.split_k));
-  launch.blockDim = dim3(unsigned(config.threads()));
-  launch.stream = stream;
-  cudaLaunchAttribute overlap{};
-  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
-  if (programmatic) {
-    launch.attrs = &overlap;
-    launch.numAttrs = 1;
-  }
-  CUDA_CHECK(cudaLaunchKernelEx(&launch, a16w4_grouped_kernel<kRows, kWarpsK, kScale>, params));
-}
-
-template <a16w4::ScaleCode kScale>
-void launch_with_scale(const GroupedParams& params, const A16w4Config& config, int slots, bool programmatic,
-                       cudaStream_t stream) {
-  const auto is = [&](int rows, int warps_k) { return config.rows == rows && config.warps_k == warps_k; };
-  if (is(8, 1)) return launch_instance<8, 1, kScale>(params, config, slots, programmatic, stream);
-  if (is(8, 2)) return launch_instance<8, 2, kScale>(params, config, slots, programmatic, stream);
-  if (is(8, 4)) return launch_instance<8, 4, kScale>(params, config, slots, programmatic, stream);
-  if (is(16, 1)) return launch_instance<16, 1, kScale>(params, config, slots, programmatic, stream);
-  if (is(16, 2)) return launch_instance<16, 2, kScale>(params, config, slots, programmatic, stream);
-  if (is(16, 4)) return launch_instance<16, 4, kScale>(params, config, slots, programmatic, stream);
-  throw std::logic_error("a16w4_blockscale_grouped: no kernel for " + describe(config));
-}
-
 // Active-group slots of the grid: the most groups that can have rows.
 int64_t group_slots(const GroupedShape& shape) {
   return shape.layout == GroupLayout::masked ? shape.groups() : std::min(shape.groups(), shape.useful_rows());
@@ -232,11 +202,12 @@ class A16w4GroupedPrepared final : public CudaGroupedPreparedGemm {
 
   void run() override {
     if (slots_ == 0) return;  // no group can have rows: nothing to launch
-    const bool programmatic = device_.programmatic_launch();
-    if (scale_ == ScaleType::e8m0)
-      launch_with_scale<a16w4::ScaleCode::e8m0>(params_, config_, slots_, programmatic, device_.stream());
-    else
-      launch_with_scale<a16w4::ScaleCode::ue4m3>(params_, config_, slots_, programmatic, device_.stream());
+    dispatch_a16w4(config_, scale_, [&]<int kRows, int kWarpsK, a16w4::ScaleCode kScale>() {
+      const dim3 grid(unsigned(slots_), unsigned((params_.layout.warp_tiles + config_.warps_n - 1) / config_.warps_n),
+                      unsigned(config_.split_k));
+      launch_kernel(a16w4_grouped_kernel<kRows, kWarpsK, kScale>, grid, dim3(unsigned(config_.threads())), 0, params_,
+                    device_.programmatic_launch(), device_.stream());
+    });
   }
   std::string launch_name() const override {
     return "a16w4_blockscale_grouped/" + describe(config_) + "_slots" + std::to_string(slots_) +
@@ -289,8 +260,6 @@ std::optional<std::string> a16w4_grouped_unsupported_reason(const GroupedShape& 
   return std::nullopt;
 }
 
-int current_multiprocessors() { return current_device_spec().value_or(fp8_reference_spec()).multiprocessors; }
-
 }  // namespace
 
 GroupedKernelEntry a16w4_blockscale_grouped_entry() {
@@ -306,7 +275,7 @@ GroupedKernelEntry a16w4_blockscale_grouped_entry() {
                       "launch; CTAs find their expert on the device, split-K with a fused reduction";
   entry.unsupported_reason = a16w4_grouped_unsupported_reason;
   entry.describe_config = [](const GroupedShape& shape) {
-    return describe(choose_grouped_config(shape, current_multiprocessors())) + " over " +
+    return describe(choose_grouped_config(shape, a16w4_multiprocessors())) + " over " +
            std::to_string(group_slots(shape)) + " group slots";
   };
   entry.open = [](Device& device, const GroupedWeightShape& shape, uint64_t seed) -> std::unique_ptr<GroupedGemmSession> {

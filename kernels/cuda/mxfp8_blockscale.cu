@@ -16,6 +16,7 @@
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/hopper_ptx.cuh"
 #include "kernels/cuda/own_kernel_entries.hpp"
+#include "kernels/cuda/programmatic_launch.cuh"
 #include "kernels/operand_format.hpp"
 #include "kernels/synthetic_operands.hpp"
 
@@ -171,19 +172,8 @@ void launch_mxfp8(const Mxfp8Params& params, bool programmatic, cudaStream_t str
     return true;
   }();
   (void)shared_limit_raised;
-  cudaLaunchConfig_t launch{};
-  launch.gridDim = dim3(unsigned((params.n + kTileN - 1) / kTileN), unsigned((params.m + kTileM - 1) / kTileM));
-  launch.blockDim = dim3(kThreads);
-  launch.dynamicSmemBytes = kSharedBytes;
-  launch.stream = stream;
-  cudaLaunchAttribute overlap{};
-  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
-  if (programmatic) {
-    launch.attrs = &overlap;
-    launch.numAttrs = 1;
-  }
-  CUDA_CHECK(cudaLaunchKernelEx(&launch, mxfp8_blockscale_kernel, params));
+  const dim3 grid(unsigned((params.n + kTileN - 1) / kTileN), unsigned((params.m + kTileM - 1) / kTileM));
+  launch_kernel(mxfp8_blockscale_kernel, grid, dim3(kThreads), kSharedBytes, params, programmatic, stream);
 }
 
 // e4m3 codes [rows][k] and their e8m0 scales packed [ceil(k/128)][rows] four to a word, from the synthetic operands.
