@@ -66,7 +66,7 @@ std::string cell(double value, const char* format) {
 }
 
 // Checks against the reference, then times: graph timing rotates over operand sets, so no replay finds its bytes
-// in L2. `open` gives the session pool, `prepare` one prepared GEMM from a session of it.
+// in L2. The pool's first session prepares the GEMM of `size` (an M, or a grouped shape).
 template <class Pool, class Size>
 Timed measure_point(kernels::Device& device, Pool& pool, const Size& size, const profiler::MeasureOptions& options,
                     uint64_t seed) {
