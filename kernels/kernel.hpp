@@ -208,6 +208,9 @@ struct KernelEntry {
   bool profiled_by_default = true;
   // Empty when the kernel can run this shape, else why not ("K=100 is not a multiple of 128").
   std::function<std::optional<std::string>(const GemmShape&)> unsupported_reason;
+  // Why the current GPU cannot run this kernel at all (a compute capability it lacks), or nothing; unset for
+  // kernels that run wherever their backend does. A sweep that names such a kernel stops on it before any work.
+  std::function<std::optional<std::string>()> device_problem;
   // The configuration the heuristic picks for a shape (listed by `profile --list-kernels`).
   std::function<std::string(const GemmShape&)> describe_config;
   // The launch configuration the heuristic picks (every profile row records it); unset: unknown.

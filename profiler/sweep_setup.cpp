@@ -396,6 +396,11 @@ SweepSetup prepare_sweep(const ProfileRequest& request) {
   for (GemmProblem& problem : plan.problems) layers.push_back(&problem);
   plan.kernels = kernels_for(request.kernels, backend, apply_formats(layers, forced_format(request)));
   if (plan.kernels.empty()) throw UserError(fmt::format("no kernels registered for the {} backend", to_string(backend)));
+  for (const std::string& name : plan.kernels) {
+    const kernels::KernelEntry& entry = kernels::find_kernel(name);
+    if (!entry.device_problem) continue;
+    if (auto problem = entry.device_problem()) throw UserError(*problem);
+  }
   for (const GemmProblem& problem : plan.problems)
     for (const std::string& name : plan.kernels) check_k_packing(problem, kernels::find_kernel(name));
   check_scale_block_cuts(plan, request.cut_scale_block);

@@ -13,6 +13,8 @@ namespace shapescope::kernels::cuda {
 
 void register_cublaslt_bf16();
 void register_cublaslt_fp8_blockscale();
+// cublaslt_nvfp4 and cublaslt_mxfp8, Blackwell's block-scaled GEMMs (cublaslt_block_scaled.cpp).
+void register_cublaslt_block_scaled();
 // cublaslt_fp8_blockscale_grouped_loop and cublaslt_bf16_grouped_loop (cublaslt_grouped_loop.cpp).
 void register_cublaslt_grouped_loops();
 

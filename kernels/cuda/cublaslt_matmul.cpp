@@ -95,8 +95,8 @@ std::optional<std::string> CublasLtMatmul::choose_algorithm(std::size_t max_work
 
 void CublasLtMatmul::run(const void* a, const void* b, void* d, void* workspace, cudaStream_t stream) const {
   if (!algo_) throw std::logic_error("CublasLtMatmul::run before choose_algorithm");
-  const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasLtMatmul(handle_, desc_, &alpha, a, a_, b, b_, &beta, d, d_, d, d_, &*algo_, workspace,
+  const float beta = 0.0f;
+  CUBLAS_CHECK(cublasLtMatmul(handle_, desc_, &alpha_, a, a_, b, b_, &beta, d, d_, d, d_, &*algo_, workspace,
                               info_.workspace_bytes, stream));
 }
 

@@ -43,10 +43,12 @@ class CublasLtMatmul {
   void set(cublasLtMatmulDescAttributes_t attribute, const Value& value) {
     set_attribute(attribute, &value, sizeof value);
   }
+  // D = alpha * A * B from then on (1 unless set: the product of per-tensor scales, NVFP4's second level).
+  void set_alpha(float alpha) { alpha_ = alpha; }
   // Picks the heuristic's first answer; returns why not when cuBLASLt supports no algorithm.
   std::optional<std::string> choose_algorithm(std::size_t max_workspace_bytes);
   const CublasLtAlgorithmInfo& algorithm() const { return info_; }
-  // D = A * B (alpha 1, beta 0), enqueued on `stream`; workspace of at least algorithm().workspace_bytes.
+  // D = alpha * A * B (beta 0), enqueued on `stream`; workspace of at least algorithm().workspace_bytes.
   void run(const void* a, const void* b, void* d, void* workspace, cudaStream_t stream) const;
 
  private:
@@ -57,6 +59,7 @@ class CublasLtMatmul {
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
   std::optional<cublasLtMatmulAlgo_t> algo_;
   CublasLtAlgorithmInfo info_;
+  float alpha_ = 1.0f;
 };
 
 // A cuBLASLt handle owned for a session's lifetime.

@@ -47,4 +47,17 @@ constexpr ScaleTensorLayout cublaslt_blk128x128_scale_layout(int64_t rows, int64
   return ScaleTensorLayout{row_stride, 1, ceil_div(rows, kScaleGroup) * row_stride};
 }
 
+// One-byte block scales of Blackwell's block-scaled GEMMs (CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3 and
+// _VEC32_UE8M0; cuBLAS docs, "1D block scaling factors layout"): one byte per (row, K block) of an operand with
+// `rows` rows (M or N) and `kblocks` K blocks, in tiles of 128 rows x 4 K blocks (512 bytes), the tiles of a row
+// block K-block after K-block; inside a tile row r, K block c sits at (r % 32) * 16 + (r / 32) * 4 + c. The
+// allocation pads rows to 128 and K blocks to 4.
+constexpr int64_t cublaslt_vec_scale_offset(int64_t row, int64_t kblock, int64_t kblocks) {
+  const int64_t tile = (row / 128) * ceil_div(kblocks, 4) + kblock / 4;
+  return tile * 512 + (row % 32) * 16 + (row % 128 / 32) * 4 + kblock % 4;
+}
+constexpr int64_t cublaslt_vec_scale_bytes(int64_t rows, int64_t kblocks) {
+  return round_up(rows, 128) * round_up(kblocks, 4);
+}
+
 }  // namespace shapescope::kernels::cuda

@@ -197,6 +197,7 @@ std::optional<std::string> missing_device_reason() {
 void register_cuda_kernels() {
   cuda::register_cublaslt_bf16();
   cuda::register_cublaslt_fp8_blockscale();
+  cuda::register_cublaslt_block_scaled();
   cuda::register_cublaslt_grouped_loops();
   cuda::register_own_cuda_kernels();
 }

@@ -1,0 +1,215 @@
+// a16w4_blockscale: C (bf16) = A (bf16) x dequant(B)^T with B FP4 e2m1 in the MXFP4 (e8m0 per 32), NVFP4
+// (ue4m3 per 16 and an fp32 per-tensor scale) or e2m1_e8m0_16 layout: weight-only FP4 on Hopper, for decode.
+// The weights are packed once per session (a16w4_weights.cu); the main loop is a16w4_blockscale_kernel.cuh,
+// the heuristic a16w4_blockscale_config.hpp.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "common/user_error.hpp"
+#include "kernels/cuda/a16w4_blockscale_config.hpp"
+#include "kernels/cuda/a16w4_blockscale_kernel.cuh"
+#include "kernels/cuda/a16w4_launch.cuh"
+#include "kernels/cuda/programmatic_launch.cuh"
+#include "kernels/cuda/a16w4_weights.cuh"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/cuda_prepared_gemm.hpp"
+#include "kernels/cuda/fp8_blockscale.hpp"
+#include "kernels/cuda/own_kernel_entries.hpp"
+#include "kernels/operand_format.hpp"
+#include "kernels/synthetic_operands.hpp"
+
+namespace shapescope::kernels::cuda {
+namespace {
+
+struct DenseParams {
+  const uint16_t* a = nullptr;  // [m][k]
+  const uint4* weights = nullptr;
+  const uint32_t* scales = nullptr;
+  const float* output_scale = nullptr;
+  uint16_t* c = nullptr;  // [m][n]
+  float* partials = nullptr;
+  unsigned* arrivals = nullptr;  // [m tiles][warp tiles]
+  A16w4Layout layout;
+  int m = 0, n = 0, k = 0;
+  int chunks_per_split = 0;
+};
+
+// Grid: x the M tiles (adjacent CTAs share weights in L2 when M is large), y groups of kWarpsN warp tiles,
+// z the K splits.
+template <int kRows, int kWarpsK, a16w4::ScaleCode kScale>
+__global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4Warps) a16w4_dense_kernel(const DenseParams p) {
+  constexpr int kWarpsN = kA16w4Warps / kWarpsK;
+  __shared__ float parked[kWarpsK > 1 ? (kWarpsK - 1) * kWarpsN * 16 * 32 : 1];
+  const int warp = threadIdx.x / 32, wn = warp % kWarpsN, wk = warp / kWarpsN;
+  const int64_t warp_tile = int64_t(blockIdx.y) * kWarpsN + wn;
+  const bool has_tile = warp_tile < p.layout.warp_tiles;
+  const int m0 = int(blockIdx.x) * kRows;
+  const int begin = int(blockIdx.z) * p.chunks_per_split;
+  const int end = std::min<int>(begin + p.chunks_per_split, int(p.layout.chunks));
+  const a16w4::WarpWork work{p.a,
+                             p.k,
+                             p.m,
+                             p.k,
+                             p.k % 8 == 0,
+                             p.weights + p.layout.weight_word(has_tile ? warp_tile : 0, 0, 0) / 4,
+                             p.scales + p.layout.scale_word(has_tile ? warp_tile : 0, 0, 0),
+                             kA16w4TilesPerWarp * 32,
+                             int64_t(kA16w4TilesPerWarp) * 8 * p.layout.scale_words_per_row,
+                             p.layout.scale_words_per_row,
+                             m0,
+                             begin + wk,
+                             end,
+                             kWarpsK};
+  float accumulators[kA16w4TilesPerWarp][4] = {};
+
+  // Under programmatic dependent launch the previous grid may still run: wait for it before the first global
+  // access, then let the next grid be scheduled (it waits for ours in turn).
+  ptx::wait_for_previous_grid();
+  ptx::allow_dependent_launch();
+  if (has_tile) a16w4::multiply_warp_tile<kScale, kRows == 16>(work, accumulators);
+  a16w4::sum_along_k<kWarpsN, kWarpsK>(accumulators, parked);
+  if (wk != 0 || !has_tile) return;
+  const a16w4::WarpOutput output{p.c,
+                                 p.n,
+                                 p.m,
+                                 p.n,
+                                 m0,
+                                 int(warp_tile) * kA16w4WarpN,
+                                 *p.output_scale,
+                                 p.partials,
+                                 p.arrivals + int64_t(blockIdx.x) * p.layout.warp_tiles + warp_tile,
+                                 int(gridDim.z)};
+  a16w4::finish_warp_tile(accumulators, output);
+}
+
+A16w4Config choose_dense_config(const GemmShape& shape, int multiprocessors) {
+  const int rows = shape.m <= 8 ? 8 : 16;
+  const A16w4Layout layout = A16w4Layout::of(shape.n, shape.k, 32);
+  return choose_a16w4_config(shape.m, (shape.m + rows - 1) / rows * layout.warp_tiles, layout.chunks,
+                             multiprocessors);
+}
+
+class A16w4Prepared final : public CudaPreparedGemm {
+ public:
+  A16w4Prepared(CudaDevice& device, const ReferenceProblem& problem, const A16w4Weights& weights, ScaleType scale)
+      : CudaPreparedGemm(device, problem),
+        config_(choose_dense_config(problem.shape, fp8_device_spec(device.ordinal()).multiprocessors)),
+        scale_(scale) {
+    const GemmShape& s = problem.shape;
+    const cudaStream_t stream = device.stream();
+    a_ = DeviceBuffer<uint16_t>(std::size_t(s.m * s.k));
+    c_ = DeviceBuffer<uint16_t>(std::size_t(s.m * s.n));
+    fill_bf16_values(a_.data(), problem.seed_a, synthetic::a_bf16, 1, s.m, s.k, stream);
+    if (config_.split_k > 1) {
+      const int64_t m_tiles = (s.m + config_.rows - 1) / config_.rows;
+      partials_ = DeviceBuffer<float>(std::size_t(s.m * s.n));
+      arrivals_ = DeviceBuffer<unsigned>(std::size_t(m_tiles * weights.layout.warp_tiles));
+      CUDA_CHECK(cudaMemsetAsync(partials_.data(), 0, partials_.bytes(), stream));
+      CUDA_CHECK(cudaMemsetAsync(arrivals_.data(), 0, arrivals_.bytes(), stream));
+    }
+    set_output(c_.data(), s.m * s.n, OutputStrides{s.m * s.n, s.n, 1});
+    params_ = DenseParams{a_.data(),
+                          reinterpret_cast<const uint4*>(weights.words.data()),
+                          weights.scales.data(),
+                          weights.output_scales.data(),
+                          c_.data(),
+                          partials_.data(),
+                          arrivals_.data(),
+                          weights.layout,
+                          int(s.m),
+                          int(s.n),
+                          int(s.k),
+                          int((weights.layout.chunks + config_.split_k - 1) / config_.split_k)};
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+
+  void run() override {
+    dispatch_a16w4(config_, scale_, [&]<int kRows, int kWarpsK, a16w4::ScaleCode kScale>() {
+      const dim3 grid(unsigned((params_.m + kRows - 1) / kRows),
+                      unsigned((params_.layout.warp_tiles + config_.warps_n - 1) / config_.warps_n),
+                      unsigned(config_.split_k));
+      launch_kernel(a16w4_dense_kernel<kRows, kWarpsK, kScale>, grid, dim3(unsigned(config_.threads())), 0, params_,
+                    device_.programmatic_launch(), device_.stream());
+    });
+  }
+  std::string launch_name() const override {
+    return "a16w4_blockscale/" + describe(config_) + (device_.programmatic_launch() ? "+pdl" : "");
+  }
+
+ private:
+  A16w4Config config_;
+  ScaleType scale_;
+  DeviceBuffer<uint16_t> a_;
+  DeviceBuffer<uint16_t> c_;
+  DeviceBuffer<float> partials_;
+  DeviceBuffer<unsigned> arrivals_;
+  DenseParams params_;
+};
+
+class A16w4Session final : public GemmSession {
+ public:
+  A16w4Session(CudaDevice& device, const WeightShape& shape, uint64_t seed)
+      : device_(device),
+        shape_(shape),
+        seed_(seed),
+        format_(a16w4_operands(shape.format)),
+        weights_(pack_a16w4_weights(operand_encodings(format_).b, seed, 1, shape.n, shape.k, device.stream())) {}
+
+  std::size_t activation_bytes(int64_t m) const override {
+    return std::size_t(m * (shape_.k + shape_.n) * 2 + m * shape_.n * 4 + (m + 7) / 8 * weights_.layout.warp_tiles * 4);
+  }
+
+  std::unique_ptr<PreparedGemm> prepare(int64_t m, uint64_t seed) override {
+    const ReferenceProblem problem{format_, GemmShape{m, shape_.n, shape_.k, 1}, seed, seed_};
+    return std::make_unique<A16w4Prepared>(device_, problem, weights_, operand_encodings(format_).b.scale);
+  }
+
+ private:
+  CudaDevice& device_;
+  WeightShape shape_;
+  uint64_t seed_;
+  OperandFormat format_;
+  A16w4Weights weights_;
+};
+
+std::optional<std::string> a16w4_unsupported_reason(const GemmShape& shape) {
+  if (shape.batch_count != 1) return "batch_count=" + std::to_string(shape.batch_count) + " (not batched)";
+  if (shape.m < 1 || shape.n < 1 || shape.k < 1) return "M, N and K must be positive";
+  if (shape.k % 2 != 0) return "K=" + std::to_string(shape.k) + " is odd (FP4 packs two elements per byte)";
+  if (shape.m * std::max(shape.n, shape.k) > int64_t(INT32_MAX) || shape.n * shape.k > int64_t(INT32_MAX))
+    return "an operand over 2^31 elements";
+  return std::nullopt;
+}
+
+}  // namespace
+
+KernelEntry a16w4_blockscale_entry() {
+  KernelEntry entry;
+  entry.name = "a16w4_blockscale";
+  entry.backend = BackendKind::cuda;
+  entry.dtype = "bf16";  // weight-only: the math runs at the bf16 tensor-core rate
+  entry.formats = "A bf16, B e2m1 with e8m0 per 32 (mxfp4), ue4m3 per 16 + f32 per tensor (nvfp4) or e8m0 per 16 "
+                  "(e2m1_e8m0_16), dequantized in registers, C bf16";
+  entry.formats_taken = {BlockFormatId::nvfp4, BlockFormatId::mxfp4, BlockFormatId::e2m1_e8m0_16};
+  entry.description = "ours: weight-streaming W4A16 for decode, FP4 weights pre-shuffled for 16-byte register loads, "
+                      "mma.sync bf16 with the block scale folded into the dequantization, split-K with a fused "
+                      "reduction";
+  entry.unsupported_reason = a16w4_unsupported_reason;
+  entry.describe_config = [](const GemmShape& shape) {
+    return describe(choose_dense_config(shape, a16w4_multiprocessors()));
+  };
+  entry.tile_for = [](const GemmShape& shape) {
+    const A16w4Config config = choose_dense_config(shape, a16w4_multiprocessors());
+    return std::vector<int>{config.rows, config.tile_n(), config.split_k};
+  };
+  entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
+    if (auto reason = a16w4_unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}))
+      throw UserError("a16w4_blockscale cannot run N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k) +
+                      ": " + *reason + "; pick another kernel for this shape");
+    return std::make_unique<A16w4Session>(as_cuda_device(device), shape, seed);
+  };
+  return entry;
+}
+
+}  // namespace shapescope::kernels::cuda

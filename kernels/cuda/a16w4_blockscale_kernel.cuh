@@ -1,0 +1,257 @@
+// The W4A16 main loop shared by a16w4_blockscale (dense) and a16w4_blockscale_grouped: FP4 weights streamed
+// from memory in the layout of a16w4_layout.hpp straight into registers (16-byte loads, the next chunk in
+// flight while this one is multiplied), dequantized there to bf16 with the block scale folded in, multiplied
+// by bf16 activations with mma.sync m16n8k16 into fp32 accumulators. No shared memory on the way in: the
+// activations are small at the M this is for (decode, 1..16 rows) and come through L1, shared by the warps of
+// a CTA that walk the same K.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/a16w4_layout.hpp"
+#include "kernels/cuda/hopper_ptx.cuh"
+
+namespace shapescope::kernels::cuda::a16w4 {
+
+enum class ScaleCode { e8m0, ue4m3 };
+
+// What a warp multiplies: rows [m0, m0 + 16) of A (bf16, row-major, `lda` elements a row, `m` rows, `k`
+// columns) by one warp tile of packed weights over chunks begin, begin + stride, ... < end.
+struct WarpWork {
+  const uint16_t* a;
+  int64_t lda;
+  int m, k;
+  bool a_vectors;       // K and the row stride are multiples of 8: 16-byte activation loads
+  const uint4* weights;     // this warp tile's chunk 0, n8 tile 0 (A16w4Layout::weight_word / 4)
+  const uint32_t* scales;   // this warp tile's chunk 0, n8 tile 0 (A16w4Layout::scale_word)
+  int64_t chunk_weights;    // uint4 from one chunk to the next (kA16w4TilesPerWarp * 32)
+  int64_t chunk_scales;     // words from one chunk to the next
+  int scale_words_per_row;
+  int m0;
+  int begin, end, stride;
+};
+
+// The bf16 pair of nibbles j and j+1 at the top of the halves of `word`: value x 2^-126 (a bf16 whose exponent
+// field is the e2m1 exponent and whose top mantissa bit is the e2m1 mantissa; e2m1 0.5 becomes a subnormal).
+__device__ __forceinline__ uint32_t e2m1_pair(uint32_t word) {
+  return (word & 0x80008000u) | ((word & 0x70007000u) >> 6);
+}
+
+__device__ __forceinline__ uint32_t multiply_bf16x2(uint32_t a, uint32_t b) {
+  uint32_t d;
+  asm("mul.rn.bf16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
+
+// The four bf16x2 multipliers (both halves equal) of the four scale codes in `codes`, one per sub-chunk:
+// scale x 2^(126 - offset), exact (a16w4_layout.hpp).
+template <ScaleCode kScale>
+__device__ __forceinline__ void scale_multipliers(uint32_t codes, uint32_t (&multipliers)[4]) {
+  if constexpr (kScale == ScaleCode::e8m0) {
+    // 2^(code - 127 + 126 - 63): bf16 exponent field code + 63, per byte without carries (code <= 191).
+    const uint32_t fields = codes + 0x3F3F3F3Fu;
+    multipliers[0] = __byte_perm(fields, 0, 0x4040) << 7;
+    multipliers[1] = __byte_perm(fields, 0, 0x4141) << 7;
+    multipliers[2] = __byte_perm(fields, 0, 0x4242) << 7;
+    multipliers[3] = __byte_perm(fields, 0, 0x4343) << 7;
+  } else {
+    constexpr float kFold = 0x1p117f;  // 2^(126 - kUe4m3ScaleOffset)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const __half2 scales =
+          __half2(__nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(codes >> (16 * half)), __NV_E4M3));
+      const float2 values = __half22float2(scales);
+      const __nv_bfloat162 folded = __floats2bfloat162_rn(values.x * kFold, values.y * kFold);
+      const uint32_t pair = *reinterpret_cast<const uint32_t*>(&folded);
+      multipliers[2 * half] = __byte_perm(pair, 0, 0x1010);
+      multipliers[2 * half + 1] = __byte_perm(pair, 0, 0x3232);
+    }
+  }
+}
+
+// 8 activations of row `row` from column `col` one by one, zeros past K (a K or row stride that is no multiple
+// of 8, or the last chunk): kept out of line, so the vector path keeps its registers.
+static __device__ __noinline__ uint4 load_activations_one_by_one(const uint16_t* source, int count) {
+  uint16_t values[8] = {};
+  for (int j = 0; j < 8 && j < count; ++j) values[j] = __ldg(source + j);
+  return make_uint4(values[0] | uint32_t(values[1]) << 16, values[2] | uint32_t(values[3]) << 16,
+                    values[4] | uint32_t(values[5]) << 16, values[6] | uint32_t(values[7]) << 16);
+}
+
+// 8 activations of row `row` from column `col` (zeros past M or K).
+__device__ __forceinline__ uint4 load_activations(const WarpWork& w, int row, int col) {
+  if (row >= w.m || col >= w.k) return make_uint4(0, 0, 0, 0);
+  const uint16_t* source = w.a + int64_t(row) * w.lda + col;
+  if (w.a_vectors && col + 8 <= w.k) return __ldg(reinterpret_cast<const uint4*>(source));
+  return load_activations_one_by_one(source, w.k - col);
+}
+
+// One chunk's weights and scales of one lane (the next chunk's are in flight while this one is multiplied).
+struct ChunkWeights {
+  uint4 weights[kA16w4TilesPerWarp];
+  uint32_t scales[kA16w4TilesPerWarp];
+};
+
+__device__ __forceinline__ void load_weights(const WarpWork& w, int chunk, int lane, ChunkWeights& o) {
+  const int group = lane / 4, quad = lane % 4;
+  const uint4* weights = w.weights + chunk * w.chunk_weights + lane;
+  const uint32_t* scales =
+      w.scales + chunk * w.chunk_scales + group * w.scale_words_per_row + (w.scale_words_per_row == 2 ? quad / 2 : 0);
+#pragma unroll
+  for (int t = 0; t < kA16w4TilesPerWarp; ++t) {
+    o.weights[t] = __ldcs(weights + t * 32);  // streamed once: evict first
+    o.scales[t] = __ldcs(scales + t * 8 * w.scale_words_per_row);
+  }
+}
+
+// The lane's activations of one chunk: [row group, +8][sub-chunk], 8 K each.
+template <bool kTwoRowGroups>
+struct ChunkActivations {
+  uint4 rows[kTwoRowGroups ? 2 : 1][4];
+};
+
+template <bool kTwoRowGroups>
+__device__ __forceinline__ void load_activations(const WarpWork& w, int chunk, int lane,
+                                                 ChunkActivations<kTwoRowGroups>& o) {
+  const int group = lane / 4, col = chunk * kA16w4ChunkK + 8 * (lane % 4);
+#pragma unroll
+  for (int r = 0; r < (kTwoRowGroups ? 2 : 1); ++r)
+#pragma unroll
+    for (int s = 0; s < 4; ++s) o.rows[r][s] = load_activations(w, w.m0 + group + 8 * r, col + 32 * s);
+}
+
+template <ScaleCode kScale, bool kTwoRowGroups>
+__device__ __forceinline__ void multiply_chunk(const ChunkWeights& b, const ChunkActivations<kTwoRowGroups>& a,
+                                               float (&accumulators)[kA16w4TilesPerWarp][4]) {
+#pragma unroll
+  for (int t = 0; t < kA16w4TilesPerWarp; ++t) {
+    uint32_t multipliers[4];
+    scale_multipliers<kScale>(b.scales[t], multipliers);
+    const uint32_t words[4] = {b.weights[t].x, b.weights[t].y, b.weights[t].z, b.weights[t].w};
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+      const uint32_t word = words[s];
+      const uint32_t b_low[2] = {multiply_bf16x2(e2m1_pair(word), multipliers[s]),
+                                 multiply_bf16x2(e2m1_pair(word << 4), multipliers[s])};
+      const uint32_t b_high[2] = {multiply_bf16x2(e2m1_pair(word << 8), multipliers[s]),
+                                  multiply_bf16x2(e2m1_pair(word << 12), multipliers[s])};
+      const uint4 top = a.rows[0][s];
+      const uint4 bottom = kTwoRowGroups ? a.rows[kTwoRowGroups ? 1 : 0][s] : make_uint4(0, 0, 0, 0);
+      const uint32_t a_low[4] = {top.x, bottom.x, top.y, bottom.y};
+      const uint32_t a_high[4] = {top.z, bottom.z, top.w, bottom.w};
+      ptx::mma_bf16_16x8x16(accumulators[t], a_low, b_low);
+      ptx::mma_bf16_16x8x16(accumulators[t], a_high, b_high);
+    }
+  }
+}
+
+// accumulators[t][e] += the warp's product for n8 tile t, fragment element e (row group + 8 (e >= 2), column
+// 2 quad + (e odd)). kTwoRowGroups false: rows m0 + 8.. are not read (at most 8 rows). The next chunk's weights
+// are in flight while this one is multiplied (a third chunk in flight measured slower on the H100 at M = 1).
+template <ScaleCode kScale, bool kTwoRowGroups>
+__device__ __forceinline__ void multiply_warp_tile(const WarpWork& w, float (&accumulators)[kA16w4TilesPerWarp][4]) {
+  const int lane = threadIdx.x % 32;
+  if (w.begin >= w.end) return;
+  ChunkWeights current, next;
+  load_weights(w, w.begin, lane, current);
+  for (int chunk = w.begin; chunk < w.end; chunk += w.stride) {
+    const bool more = chunk + w.stride < w.end;
+    if (more) load_weights(w, chunk + w.stride, lane, next);
+    ChunkActivations<kTwoRowGroups> activations;
+    load_activations(w, chunk, lane, activations);
+    multiply_chunk<kScale>(current, activations, accumulators);
+    if (more) current = next;
+  }
+}
+
+// Where a warp tile's product goes: straight to the bf16 output when K is not split, else added into the fp32
+// workspace (zero between runs), the last of `splits` CTAs to arrive at the tile writing the bf16 output and
+// leaving the workspace and its counter at zero again.
+struct WarpOutput {
+  uint16_t* c;
+  int64_t ldc;
+  int m, n;         // rows and columns of this output
+  int m0, col0;     // the warp tile's first row and column
+  float scale;      // the product's scale (a16w4_layout.hpp): 2^offset times any per-tensor scale
+  float* partials;  // [m][ldc] fp32, when splits > 1
+  unsigned* arrivals;
+  int splits;
+};
+
+__device__ __forceinline__ void store_bf16_pair(uint16_t* out, float v0, float v1, bool pair_fits, bool aligned) {
+  if (pair_fits && aligned) {
+    *reinterpret_cast<__nv_bfloat162*>(out) = __floats2bfloat162_rn(v0, v1);
+  } else {
+    out[0] = __bfloat16_as_ushort(__float2bfloat16_rn(v0));
+    if (pair_fits) out[1] = __bfloat16_as_ushort(__float2bfloat16_rn(v1));
+  }
+}
+
+__device__ __forceinline__ void finish_warp_tile(const float (&accumulators)[kA16w4TilesPerWarp][4], const WarpOutput& o) {
+  const int lane = threadIdx.x % 32, group = lane / 4, quad = lane % 4;
+  const bool aligned = o.ldc % 2 == 0;
+  const auto each_pair = [&](auto&& visit) {
+#pragma unroll
+    for (int t = 0; t < kA16w4TilesPerWarp; ++t)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = o.m0 + group + 8 * half, col = o.col0 + t * 8 + 2 * quad;
+        if (row < o.m && col < o.n) visit(t, half, int64_t(row) * o.ldc + col, col + 1 < o.n);
+      }
+  };
+  if (o.splits == 1) {
+    each_pair([&](int t, int half, int64_t at, bool pair_fits) {
+      store_bf16_pair(o.c + at, accumulators[t][2 * half] * o.scale, accumulators[t][2 * half + 1] * o.scale,
+                      pair_fits, aligned);
+    });
+    return;
+  }
+  each_pair([&](int t, int half, int64_t at, bool pair_fits) {
+    if (pair_fits && aligned) {
+      atomicAdd(reinterpret_cast<float2*>(o.partials + at), make_float2(accumulators[t][2 * half], accumulators[t][2 * half + 1]));
+    } else {
+      atomicAdd(o.partials + at, accumulators[t][2 * half]);
+      if (pair_fits) atomicAdd(o.partials + at + 1, accumulators[t][2 * half + 1]);
+    }
+  });
+  __threadfence();
+  __syncwarp();
+  unsigned arrived = 0;
+  if (lane == 0) arrived = atomicAdd(o.arrivals, 1u);
+  arrived = __shfl_sync(0xFFFFFFFFu, arrived, 0);
+  if (arrived != unsigned(o.splits - 1)) return;
+  __threadfence();  // every other CTA's sums are visible (they fenced before arriving)
+  each_pair([&](int, int, int64_t at, bool pair_fits) {
+    const float v0 = __ldcg(o.partials + at), v1 = pair_fits ? __ldcg(o.partials + at + 1) : 0.0f;
+    store_bf16_pair(o.c + at, v0 * o.scale, v1 * o.scale, pair_fits, aligned);
+    __stcg(o.partials + at, 0.0f);
+    if (pair_fits) __stcg(o.partials + at + 1, 0.0f);
+  });
+  if (lane == 0) *o.arrivals = 0;
+}
+
+// Sums the partial tiles of the kWarpsK warps that share a warp tile (warp index wn + kWarpsN * wk) into those
+// of wk = 0, through `parked` ((kWarpsK - 1) * kWarpsN * 16 * 32 floats). Every thread of the CTA calls it.
+template <int kWarpsN, int kWarpsK>
+__device__ __forceinline__ void sum_along_k(float (&accumulators)[kA16w4TilesPerWarp][4], float* parked) {
+  if constexpr (kWarpsK > 1) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, wn = warp % kWarpsN, wk = warp / kWarpsN;
+    const auto slot = [&](int k_warp, int value) { return (((k_warp - 1) * kWarpsN + wn) * 16 + value) * 32 + lane; };
+    if (wk > 0) {
+#pragma unroll
+      for (int v = 0; v < 16; ++v) parked[slot(wk, v)] = accumulators[v / 4][v % 4];
+    }
+    __syncthreads();
+    if (wk == 0) {
+      for (int k_warp = 1; k_warp < kWarpsK; ++k_warp)
+#pragma unroll
+        for (int v = 0; v < 16; ++v) accumulators[v / 4][v % 4] += parked[slot(k_warp, v)];
+    }
+  }
+}
+
+}  // namespace shapescope::kernels::cuda::a16w4

@@ -1,0 +1,39 @@
+// Host side shared by the W4A16 launchers (a16w4_blockscale.cu, a16w4_blockscale_grouped.cu): the SMs the
+// heuristic plans for, and the dispatch from a configuration and a scale type to the instance compiled for it.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "common/block_format.hpp"
+#include "kernels/cuda/a16w4_blockscale_config.hpp"
+#include "kernels/cuda/a16w4_blockscale_kernel.cuh"
+#include "kernels/cuda/fp8_blockscale.hpp"
+
+namespace shapescope::kernels::cuda {
+
+// The multiprocessors the heuristic plans for: the current GPU's, or the reference H100's without one.
+inline int a16w4_multiprocessors() {
+  return current_device_spec().value_or(fp8_reference_spec()).multiprocessors;
+}
+
+// Calls launch.template operator()<kRows, kWarpsK, kScale>() for the instance `config` and `scale` name.
+template <class Launch>
+void dispatch_a16w4(const A16w4Config& config, ScaleType scale, const Launch& launch) {
+  const auto with_scale = [&]<a16w4::ScaleCode kScale>() {
+    const auto is = [&](int rows, int warps_k) { return config.rows == rows && config.warps_k == warps_k; };
+    if (is(8, 1)) return launch.template operator()<8, 1, kScale>();
+    if (is(8, 2)) return launch.template operator()<8, 2, kScale>();
+    if (is(8, 4)) return launch.template operator()<8, 4, kScale>();
+    if (is(16, 1)) return launch.template operator()<16, 1, kScale>();
+    if (is(16, 2)) return launch.template operator()<16, 2, kScale>();
+    if (is(16, 4)) return launch.template operator()<16, 4, kScale>();
+    throw std::logic_error("a16w4: no kernel instance for " + describe(config));
+  };
+  if (scale == ScaleType::e8m0)
+    with_scale.template operator()<a16w4::ScaleCode::e8m0>();
+  else
+    with_scale.template operator()<a16w4::ScaleCode::ue4m3>();
+}
+
+}  // namespace shapescope::kernels::cuda

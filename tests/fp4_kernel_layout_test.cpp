@@ -1,0 +1,95 @@
+// Host-side facts of the FP4 and Blackwell kernels, checked on the CPU: the W4A16 weight layout (every nibble of
+// a lane's word once, in the order the dequantization takes it), the W4A16 heuristic, cuBLASLt's one-byte scale
+// layout, and the compute-capability line a sweep stops with.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "kernels/compute_capability.hpp"
+#include "kernels/cuda/a16w4_blockscale_config.hpp"
+#include "kernels/cuda/a16w4_layout.hpp"
+#include "kernels/cuda/cublaslt_scale_layout.hpp"
+
+namespace shapescope::kernels::cuda {
+namespace {
+
+// The kernel takes pairs (j, j+1) = (0,1), (2,3), (4,5), (6,7) from the top of the two 16-bit halves after
+// shifting the word left by 0, 4, 8, 12: nibble j must sit at 12 - 4 (j/2) in the low half, +16 for odd j.
+TEST(Fp4KernelLayout, NibblesFillTheWordInDequantizationOrder) {
+  std::set<int> positions;
+  for (int j = 0; j < 8; ++j) {
+    const int shift = a16w4_nibble_shift(j);
+    EXPECT_EQ(shift % 4, 0);
+    positions.insert(shift);
+    const int after_shift = shift + 4 * (j / 2);  // where the pair's shift leaves it
+    EXPECT_EQ(after_shift, j % 2 == 0 ? 12 : 28) << "nibble " << j;
+  }
+  EXPECT_EQ(positions.size(), 8u);
+}
+
+TEST(Fp4KernelLayout, LayoutSizesCoverPartialTilesAndChunks) {
+  const A16w4Layout mx = A16w4Layout::of(129, 258, 32);  // 5 warp tiles of 32 columns, 3 chunks of 128
+  EXPECT_EQ(mx.warp_tiles, 5);
+  EXPECT_EQ(mx.chunks, 3);
+  EXPECT_EQ(mx.weight_words(), 5 * 3 * kA16w4TilesPerWarp * 128);
+  EXPECT_EQ(mx.scale_words(), 5 * 3 * kA16w4TilesPerWarp * 8);
+  EXPECT_EQ(A16w4Layout::of(129, 258, 16).scale_words(), 2 * mx.scale_words());
+  EXPECT_EQ(mx.weight_word(1, 2, 3) - mx.weight_word(1, 2, 2), kA16w4WordsPerTileChunk);
+  EXPECT_EQ(mx.weight_word(2, 0, 0) - mx.weight_word(1, 0, 0), 3 * kA16w4TilesPerWarp * kA16w4WordsPerTileChunk);
+}
+
+// Decode shapes fill the GPU: wide N takes no split, narrow N splits K, but never below two chunks a warp.
+TEST(Fp4KernelLayout, HeuristicSplitsKOnlyWhereNIsTooNarrowToFillTheGpu) {
+  const auto config = [](int64_t m, int64_t n, int64_t k) {
+    const A16w4Layout layout = A16w4Layout::of(n, k, 32);
+    const int rows = m <= 8 ? 8 : 16;
+    return choose_a16w4_config(m, (m + rows - 1) / rows * layout.warp_tiles, layout.chunks, 132);
+  };
+  const A16w4Config wide = config(1, 57344, 8192);  // Llama-3.3-70B gate_up at TP1: 1792 warp tiles
+  EXPECT_EQ(wide.split_k * wide.warps_k, 2);
+  EXPECT_EQ(wide.rows, 8);
+  const A16w4Config narrow = config(16, 2560, 8192);  // qkv at TP4: 80 warp tiles
+  EXPECT_EQ(narrow.rows, 16);
+  EXPECT_EQ(narrow.warps_k, 4);
+  EXPECT_GT(narrow.split_k, 1);
+  EXPECT_GE(64 / (narrow.warps_k * narrow.split_k), kA16w4MinChunksPerWarp);
+  const A16w4Config shallow = config(1, 8, 256);  // 2 chunks: nothing to split
+  EXPECT_EQ(shallow.split_k * shallow.warps_k, 1);
+  EXPECT_EQ(shallow.warps_n * shallow.warps_k, kA16w4Warps);
+}
+
+// cuBLAS docs' 1D block-scaling layout: tiles of 128 rows x 4 K blocks, 512 bytes, K blocks of a row block
+// consecutive; inside, row r at (r % 32) * 16 + (r / 32) * 4.
+TEST(Fp4KernelLayout, CublasLtVecScalesFollowTheTiledLayout) {
+  EXPECT_EQ(cublaslt_vec_scale_offset(0, 0, 7), 0);
+  EXPECT_EQ(cublaslt_vec_scale_offset(0, 3, 7), 3);
+  EXPECT_EQ(cublaslt_vec_scale_offset(1, 0, 7), 16);
+  EXPECT_EQ(cublaslt_vec_scale_offset(32, 0, 7), 4);
+  EXPECT_EQ(cublaslt_vec_scale_offset(127, 3, 7), 31 * 16 + 3 * 4 + 3);
+  EXPECT_EQ(cublaslt_vec_scale_offset(0, 4, 7), 512);
+  EXPECT_EQ(cublaslt_vec_scale_offset(128, 0, 7), 2 * 512);
+  EXPECT_EQ(cublaslt_vec_scale_bytes(200, 7), 256 * 8);
+  std::set<int64_t> offsets;  // every scale of a padded 200 x 7 operand in its own byte, inside the allocation
+  for (int64_t row = 0; row < 200; ++row)
+    for (int64_t kb = 0; kb < 7; ++kb) {
+      const int64_t offset = cublaslt_vec_scale_offset(row, kb, 7);
+      EXPECT_LT(offset, cublaslt_vec_scale_bytes(200, 7));
+      offsets.insert(offset);
+    }
+  EXPECT_EQ(offsets.size(), 200u * 7u);
+}
+
+TEST(Fp4KernelLayout, OlderGpusGetOneLineNamingTheCapability) {
+  const auto problem = compute_capability_problem("cublaslt_nvfp4", 10, "NVIDIA H100 80GB HBM3", 9, 0);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(*problem,
+            "cublaslt_nvfp4 needs a GPU of compute capability 10.0 or newer; NVIDIA H100 80GB HBM3 is 9.0: drop "
+            "--kernel cublaslt_nvfp4 or run on such a GPU");
+  EXPECT_EQ(problem->find('\n'), std::string::npos);
+  EXPECT_FALSE(compute_capability_problem("cublaslt_nvfp4", 10, "NVIDIA B200", 10, 0).has_value());
+  EXPECT_FALSE(compute_capability_problem("cublaslt_mxfp8", 10, "NVIDIA RTX PRO 6000", 12, 0).has_value());
+}
+
+}  // namespace
+}  // namespace shapescope::kernels::cuda
