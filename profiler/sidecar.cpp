@@ -48,7 +48,7 @@ Sidecar sidecar_of(const SidecarContent& c) {
   }
   sidecar.problem = {c.problem.model,   c.problem.module,      c.problem.tp,      c.problem.n,
                      c.problem.k,       c.problem.batch_count, c.problem.experts, c.problem.top_k,
-                     c.problem.cuts_scale_block, is_raw_shape(c.problem), to_string(c.problem.format)};
+                     c.problem.cuts_scale_block, is_raw_shape(c.problem), std::string(to_string(c.problem.format))};
   sidecar.peak = {c.peak.tflops, c.peak.source};
   SidecarMeasurement& measurement = sidecar.measurement;
   measurement.warmup_runs = c.measure.warmup_runs;

@@ -221,9 +221,9 @@ TEST(InputFuzz, ShardFoldersForMerge) {
           rows.push_back(row);
         }
         profiler::write_profile_csv(folder / file, rows);
-        std::ofstream(profiler::sidecar_path(folder / file)) << R"({"measurement_fingerprint": {"cache": "cold"}})";
+        std::ofstream(sidecar_path(folder / file)) << R"({"measurement_fingerprint": {"cache": "cold"}})";
         written.push_back(folder / file);
-        written.push_back(profiler::sidecar_path(folder / file));
+        written.push_back(sidecar_path(folder / file));
       }
       write_manifest(folder, manifest);
       written.push_back(manifest_path(folder));

@@ -20,7 +20,7 @@ Sidecar written_sidecar() {
   sidecar.cpu_model = "Xeon";
   sidecar.clock_at_start = SidecarClock{1980, 41, 120.5};
   sidecar.kernel = {"fp8_blockscale", "fp8", "A e4m3", "ours"};
-  sidecar.problem = {"llama3_8b", "o_proj", 2, 4096, 2048, 1, 0, 0, true, false};
+  sidecar.problem = {"llama3_8b", "o_proj", 2, 4096, 2048, 1, 0, 0, true, false, "fp8_blockscale"};
   sidecar.peak = {1979, "datasheet"};
   sidecar.measurement.warmup_runs = 2;
   sidecar.measurement.max_samples = 2000;

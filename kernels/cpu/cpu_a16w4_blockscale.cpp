@@ -35,7 +35,7 @@ KernelEntry cpu_a16w4_blockscale_entry() {
                        synthetic::blocks(shape.n, kTileN) * shape.batch_count, shape.m, kTileN,
                        synthetic::blocks(shape.k, 128));
   };
-  entry.tile_for = [](const GemmShape& shape) { return std::vector<int>{int(shape.m), int(kTileN), 1}; };
+  entry.config_for = [](const GemmShape& shape) { return KernelConfig::plain_tile(int(shape.m), int(kTileN)); };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     return open_scaled_session("cpu_a16w4_blockscale", a16w4_operands(shape.format), shape, seed,
                                device.info().multiprocessors);

@@ -23,7 +23,7 @@ KernelEntry cpu_mxfp8_blockscale_entry() {
     return fmt::format("{} tiles of M{}xN{}, A and B dequantized per 32 K columns",
                        synthetic::blocks(shape.n, kTileN) * shape.batch_count, shape.m, kTileN);
   };
-  entry.tile_for = [](const GemmShape& shape) { return std::vector<int>{int(shape.m), int(kTileN), 1}; };
+  entry.config_for = [](const GemmShape& shape) { return KernelConfig::plain_tile(int(shape.m), int(kTileN)); };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     return open_scaled_session("cpu_mxfp8_blockscale", OperandFormat::mxfp8, shape, seed,
                                device.info().multiprocessors);

@@ -199,9 +199,9 @@ KernelEntry a16w4_blockscale_entry() {
   entry.describe_config = [](const GemmShape& shape) {
     return describe(choose_dense_config(shape, a16w4_multiprocessors()));
   };
-  entry.tile_for = [](const GemmShape& shape) {
+  entry.config_for = [](const GemmShape& shape) {
     const A16w4Config config = choose_dense_config(shape, a16w4_multiprocessors());
-    return std::vector<int>{config.rows, config.tile_n(), config.split_k};
+    return KernelConfig{config.rows, config.tile_n(), 1, 1, 1, config.split_k};
   };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     if (auto reason = a16w4_unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}))

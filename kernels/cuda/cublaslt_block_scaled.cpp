@@ -170,7 +170,6 @@ void register_native(const NativeFormat& format, BlockFormatId named, const char
   entry.describe_config = [](const GemmShape&) {
     return std::string("cuBLASLt heuristic (compute capability 10.0 or newer)");
   };
-  entry.tile_for = [](const GemmShape&) { return std::vector<int>{}; };
   entry.open = [format](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     if (auto problem = blackwell_problem(format.kernel)) throw UserError(*problem);
     return std::make_unique<NativeSession>(as_cuda_device(device), format, shape, seed);

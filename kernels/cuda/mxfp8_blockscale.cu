@@ -283,7 +283,7 @@ KernelEntry mxfp8_blockscale_entry() {
                       "pipeline of 128x128 tiles";
   entry.unsupported_reason = mxfp8_unsupported_reason;
   entry.describe_config = [](const GemmShape&) { return std::string("mma16832_m128n128k128_s3"); };
-  entry.tile_for = [](const GemmShape&) { return std::vector<int>{kTileM, kTileN, 1}; };
+  entry.config_for = [](const GemmShape&) { return KernelConfig::plain_tile(kTileM, kTileN); };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     if (auto reason = mxfp8_unsupported_reason(GemmShape{1, shape.n, shape.k, 1}))
       throw UserError("mxfp8_blockscale cannot run N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k) +
