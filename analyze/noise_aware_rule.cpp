@@ -31,6 +31,26 @@ double stated_uncertainty(const SeriesPoint& point) {
   return 0;
 }
 
+// The grid step of a profile that measured fewer than half of its grid's M, else 0. The grid is
+// the one the profile names (an adaptive search's) or, where it names none, the finest spacing of
+// the upper half of its M (a search refines down to the grid step at every edge it finds; the
+// lower half may hold a finer start such as M = 1, 2, 3, ...).
+int64_t partial_grid_step(const Series& series) {
+  const auto& points = series.points;
+  if (points.size() < 2 * kMinimumWindow) return 0;
+  const std::size_t half = points.size() / 2;
+  int64_t step = 0;
+  for (std::size_t j = half + 1; j < points.size(); ++j) {
+    const int64_t gap = points[j].m - points[j - 1].m;
+    if (gap > 0 && (step == 0 || gap < step)) step = gap;
+  }
+  if (step == 0) return 0;
+  const double grid_points = series.m_grid.empty()
+                                 ? static_cast<double>(points.back().m - points[half].m) / static_cast<double>(step) + 1
+                                 : static_cast<double>(series.m_grid.size()) / 2;
+  return 2 * static_cast<double>(points.size() - half) < grid_points ? step : 0;
+}
+
 }  // namespace
 
 NoiseAwareScan::NoiseAwareScan(const Series& series, const NoiseAwareOptions& options)
@@ -44,6 +64,7 @@ NoiseAwareScan::NoiseAwareScan(const Series& series, const NoiseAwareOptions& op
   tail_ = options.false_alarm_rate / static_cast<double>(std::max<std::size_t>(series.points.size(), 1));
   normal_z_ = upper_normal_quantile(tail_);
   envelope_z_ = upper_normal_quantile(1 - options.envelope_quantile);
+  partial_step_ = partial_grid_step(series);
 }
 
 double NoiseAwareScan::student_z(std::size_t dof) const {
@@ -80,12 +101,25 @@ std::optional<NoiseAwareScan::Reference> NoiseAwareScan::reference(std::size_t i
     reference.noise = median(stated);
   } else {
     std::vector<std::size_t> noise_batches;
-    for (auto k = unflagged_.rbegin(); k != unflagged_.rend() && noise_batches.size() < kNoiseBatches; ++k) {
-      if (i - *k > kNeighbourhood) noise_batches.push_back(*k);
+    if (partial_step_ > 0) {
+      const auto steps_below = [&](std::size_t j) { return (points[i].m - points[j].m) / partial_step_; };
+      for (auto k = unflagged_.rbegin(); k != unflagged_.rend(); ++k) {
+        if (steps_below(*k) <= static_cast<int64_t>(kNeighbourhood)) continue;
+        if (steps_below(*k) > static_cast<int64_t>(kNoiseBatches + kNeighbourhood) &&
+            noise_batches.size() >= kMinimumNoiseBatches) {
+          break;
+        }
+        noise_batches.push_back(*k);
+      }
+    } else {
+      for (auto k = unflagged_.rbegin(); k != unflagged_.rend() && noise_batches.size() < kNoiseBatches; ++k) {
+        if (i - *k > kNeighbourhood) noise_batches.push_back(*k);
+      }
     }
     if (noise_batches.size() < kMinimumWindow) noise_batches = window;
     std::sort(noise_batches.begin(), noise_batches.end());
-    const LocalNoise noise = local_noise(series_, noise_batches);
+    const LocalNoise noise =
+        local_noise(series_, noise_batches, partial_step_ > 0 ? TrendAbscissa::m : TrendAbscissa::index);
     reference.noise = noise.relative_sigma;
     reference.dof = noise.dof;
   }
