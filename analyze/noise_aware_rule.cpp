@@ -77,8 +77,16 @@ std::optional<NoiseAwareScan::Reference> NoiseAwareScan::reference(std::size_t i
   const auto& points = series_.points;
   const auto window_size = static_cast<std::size_t>(options_.window);
   if (unflagged_.size() < kMinimumWindow) return std::nullopt;
-  const std::vector<std::size_t> window(
+  std::vector<std::size_t> window(
       unflagged_.end() - static_cast<std::ptrdiff_t>(std::min(unflagged_.size(), window_size)), unflagged_.end());
+  const std::vector<std::pair<std::size_t, int64_t>> below = unflagged_steps_below(i);
+  if (partial_step_ > 0) {  // the batches a grid sweep's window would span, at least kMinimumLevelBatches
+    window.clear();
+    for (const auto& [j, steps] : below) {
+      if (steps > static_cast<int64_t>(window_size) && window.size() >= kMinimumLevelBatches) break;
+      window.insert(window.begin(), j);
+    }
+  }
   std::vector<double> utils;
   for (const std::size_t j : window) utils.push_back(points[j].utils);
   Reference reference;
@@ -102,14 +110,11 @@ std::optional<NoiseAwareScan::Reference> NoiseAwareScan::reference(std::size_t i
   } else {
     std::vector<std::size_t> noise_batches;
     if (partial_step_ > 0) {
-      const auto steps_below = [&](std::size_t j) { return (points[i].m - points[j].m) / partial_step_; };
-      for (auto k = unflagged_.rbegin(); k != unflagged_.rend(); ++k) {
-        if (steps_below(*k) <= static_cast<int64_t>(kNeighbourhood)) continue;
-        if (steps_below(*k) > static_cast<int64_t>(kNoiseBatches + kNeighbourhood) &&
-            noise_batches.size() >= kMinimumNoiseBatches) {
+      for (const auto& [j, steps] : below) {
+        if (steps > static_cast<int64_t>(kNoiseBatches + kNeighbourhood) && noise_batches.size() >= kMinimumNoiseBatches) {
           break;
         }
-        noise_batches.push_back(*k);
+        if (steps > static_cast<int64_t>(kNeighbourhood)) noise_batches.push_back(j);
       }
     } else {
       for (auto k = unflagged_.rbegin(); k != unflagged_.rend() && noise_batches.size() < kNoiseBatches; ++k) {
@@ -151,6 +156,23 @@ NoiseAwareScan::DropTest NoiseAwareScan::drop_test(std::size_t i, std::size_t ru
 
 void NoiseAwareScan::accept(std::size_t i, bool flagged) {
   if (!flagged) unflagged_.push_back(i);
+  if (flagged_.size() <= i) flagged_.resize(i + 1, false);
+  flagged_[i] = flagged;
+}
+
+std::vector<std::pair<std::size_t, int64_t>> NoiseAwareScan::unflagged_steps_below(std::size_t i) const {
+  std::vector<std::pair<std::size_t, int64_t>> below;
+  if (partial_step_ == 0) return below;
+  const auto& points = series_.points;
+  const auto enough_steps = static_cast<int64_t>(std::max<std::size_t>(kNoiseBatches + kNeighbourhood, options_.window));
+  int64_t steps = 0;
+  for (std::size_t k = std::min(i, flagged_.size()); k-- > 0;) {
+    if (flagged_[k]) continue;
+    steps += std::max<int64_t>(1, (points[k + 1].m - points[k].m) / partial_step_);
+    below.emplace_back(k, steps);
+    if (steps > enough_steps && below.size() >= std::max(kMinimumNoiseBatches, kMinimumWindow)) break;
+  }
+  return below;
 }
 
 std::vector<NoiseAwareAnomaly> noise_aware_findings(const Series& series, const NoiseAwareOptions& options) {

@@ -30,7 +30,10 @@
 //    between 4 and 52 steps below the candidate's M, as the grid sweep's would,
 //    widened to the nearest `kMinimumNoiseBatches` (12) where fewer were measured
 //    there, and the trend is fitted over M. 48 batches of a sparse profile would
-//    span a wide, curved stretch of M whose curvature would pass for noise.
+//    span a wide, curved stretch of M whose curvature would pass for noise. The
+//    level's window likewise spans `window` steps (at least `kMinimumLevelBatches`,
+//    6, batches). Steps are counted over unflagged batches only: a grid sweep's
+//    windows skip the flagged ones.
 //    z is set so that a profile of n points gets a false alarm from noise alone
 //    with probability `false_alarm_rate` (Bonferroni over the n tests): the
 //    normal quantile Φ⁻¹(1 − rate / n) for stated uncertainties, Student's t with
@@ -49,6 +52,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyze/anomaly.hpp"
@@ -85,7 +89,9 @@ constexpr std::size_t kMinimumWindow = 4;
 // The noise estimate's batches, and the candidate's predecessors left out of it.
 constexpr std::size_t kNoiseBatches = 48;
 constexpr std::size_t kNeighbourhood = 4;
-// On a partial profile, at least this many batches make the noise estimate.
+// On a partial profile, at least this many batches make the level (a 90th percentile of fewer
+// sits low) and the noise estimate.
+constexpr std::size_t kMinimumLevelBatches = 6;
 constexpr std::size_t kMinimumNoiseBatches = 12;
 
 // The rule's state while it walks a series in M order; also drives rules that
@@ -124,6 +130,10 @@ class NoiseAwareScan {
 
  private:
   double student_z(std::size_t dof) const;
+  // Partial profiles: the accepted unflagged batches below i, latest first, each with its distance
+  // in grid steps (the gaps after flagged batches not counted: a grid sweep's window skips them);
+  // as far back as the window and the noise estimate reach. Empty on a grid sweep.
+  std::vector<std::pair<std::size_t, int64_t>> unflagged_steps_below(std::size_t i) const;
 
   const Series& series_;
   NoiseAwareOptions options_;
@@ -132,6 +142,7 @@ class NoiseAwareScan {
   double envelope_z_ = 0;                  // Φ⁻¹(envelope_quantile): what noise adds to the envelope, in σ
   int64_t partial_step_ = 0;               // the grid step of a partial profile; 0 on a grid sweep
   std::vector<std::size_t> unflagged_;     // every accepted unflagged batch, in order
+  std::vector<bool> flagged_;              // by batch, as accepted
   mutable std::vector<double> student_z_;  // by degrees of freedom, computed when first needed
 };
 
