@@ -33,18 +33,24 @@ double stated_uncertainty(const SeriesPoint& point) {
 
 // The grid step of a profile that measured fewer than half of its grid's M, else 0. The grid is
 // the one the profile names (an adaptive search's) or, where it names none, the finest spacing of
-// the upper half of its M (a search refines down to the grid step at every edge it finds; the
-// lower half may hold a finer start such as M = 1, 2, 3, ...).
+// the upper half of its M (a search refines down to the grid step at every edge it finds). In the
+// upper half: the lower half may hold a finer start such as M = 1, 2, 3, ...
 int64_t partial_grid_step(const Series& series) {
   const auto& points = series.points;
   if (points.size() < 2 * kMinimumWindow) return 0;
-  const std::size_t half = points.size() / 2;
-  int64_t step = 0;
-  for (std::size_t j = half + 1; j < points.size(); ++j) {
-    const int64_t gap = points[j].m - points[j - 1].m;
-    if (gap > 0 && (step == 0 || gap < step)) step = gap;
-  }
+  const auto finest_upper_gap = [](const std::vector<int64_t>& ms) {
+    int64_t step = 0;
+    for (std::size_t j = ms.size() / 2 + 1; j < ms.size(); ++j) {
+      const int64_t gap = ms[j] - ms[j - 1];
+      if (gap > 0 && (step == 0 || gap < step)) step = gap;
+    }
+    return step;
+  };
+  std::vector<int64_t> ms;
+  for (const SeriesPoint& point : points) ms.push_back(point.m);
+  const int64_t step = finest_upper_gap(series.m_grid.empty() ? ms : series.m_grid);
   if (step == 0) return 0;
+  const std::size_t half = points.size() / 2;
   const double grid_points = series.m_grid.empty()
                                  ? static_cast<double>(points.back().m - points[half].m) / static_cast<double>(step) + 1
                                  : static_cast<double>(series.m_grid.size()) / 2;
