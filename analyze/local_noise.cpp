@@ -14,28 +14,32 @@ constexpr std::size_t kLinePoints = 3;          // a line through fewer leaves n
 constexpr double kClip = 3;                     // residuals kept: within this many robust spreads
 constexpr double kNormalVarianceInClip = 0.9733;  // of a normal's variance, what lies within ±3σ
 
-// Relative residuals of a group's MFU from its Theil-Sen line over the batch index.
-void add_residuals(const Series& series, const std::vector<std::size_t>& group, std::vector<double>& residuals) {
+// Relative residuals of a group's MFU from its Theil-Sen line over the abscissa.
+void add_residuals(const Series& series, const std::vector<std::size_t>& group, TrendAbscissa abscissa,
+                   std::vector<double>& residuals) {
   const auto utils = [&](std::size_t j) { return series.points[j].utils; };
+  const auto x = [&](std::size_t j) {
+    return abscissa == TrendAbscissa::m ? static_cast<double>(series.points[j].m) : static_cast<double>(j);
+  };
   std::vector<double> slopes;
   for (std::size_t a = 0; a < group.size(); ++a) {
     for (std::size_t b = a + 1; b < group.size(); ++b) {
-      slopes.push_back((utils(group[b]) - utils(group[a])) / static_cast<double>(group[b] - group[a]));
+      slopes.push_back((utils(group[b]) - utils(group[a])) / (x(group[b]) - x(group[a])));
     }
   }
   const double slope = median(slopes);
   std::vector<double> intercepts;
-  for (const std::size_t j : group) intercepts.push_back(utils(j) - slope * static_cast<double>(j));
+  for (const std::size_t j : group) intercepts.push_back(utils(j) - slope * x(j));
   const double intercept = median(intercepts);
   for (const std::size_t j : group) {
-    const double line = intercept + slope * static_cast<double>(j);
+    const double line = intercept + slope * x(j);
     if (line > 0) residuals.push_back(utils(j) / line - 1);
   }
 }
 
 }  // namespace
 
-LocalNoise local_noise(const Series& series, const std::vector<std::size_t>& batches) {
+LocalNoise local_noise(const Series& series, const std::vector<std::size_t>& batches, TrendAbscissa abscissa) {
   std::map<std::string, std::vector<std::size_t>> by_kernel;
   for (const std::size_t j : batches) by_kernel[series.points[j].kernel_name].push_back(j);
   std::size_t in_lines = 0;
@@ -46,7 +50,7 @@ LocalNoise local_noise(const Series& series, const std::vector<std::size_t>& bat
   std::size_t lines = 0;
   for (const auto& [kernel, group] : by_kernel) {
     if (group.size() < kLinePoints) continue;
-    add_residuals(series, group, residuals);
+    add_residuals(series, group, abscissa, residuals);
     ++lines;
   }
   LocalNoise noise;

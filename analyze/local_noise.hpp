@@ -9,7 +9,9 @@
 //     the batches (tuned tables change kernel at every M), they are one group;
 //   - around a trend: a Theil-Sen line per group (median of the pairwise slopes,
 //     median intercept) takes out the sweep's rise at small M and slow clock
-//     drift, and no dip can tilt it;
+//     drift, and no dip can tilt it. Its abscissa is the batch index on a grid
+//     sweep (measured in order, so drift follows the index) and M on a partial
+//     profile (an adaptive search's batches are unevenly spaced in M);
 //   - robustly: the spread starts from 1.4826 × the median absolute residual,
 //     which the dips of neighbouring cliffs and outliers cannot inflate (up to
 //     half the batches), and is then the root mean square of the residuals within
@@ -30,7 +32,10 @@ struct LocalNoise {
   std::size_t dof = 1;        // degrees of freedom of that estimate (residuals kept − 2 per line)
 };
 
+enum class TrendAbscissa { index, m };
+
 // `batches`: indices into series.points, ascending; at least 3.
-LocalNoise local_noise(const Series& series, const std::vector<std::size_t>& batches);
+LocalNoise local_noise(const Series& series, const std::vector<std::size_t>& batches,
+                       TrendAbscissa abscissa = TrendAbscissa::index);
 
 }  // namespace shapescope::analyze

@@ -31,6 +31,32 @@ double stated_uncertainty(const SeriesPoint& point) {
   return 0;
 }
 
+// The grid step of a profile that measured fewer than half of its grid's M, else 0. The grid is
+// the one the profile names (an adaptive search's) or, where it names none, the finest spacing of
+// the upper half of its M (a search refines down to the grid step at every edge it finds). In the
+// upper half: the lower half may hold a finer start such as M = 1, 2, 3, ...
+int64_t partial_grid_step(const Series& series) {
+  const auto& points = series.points;
+  if (points.size() < 2 * kMinimumWindow) return 0;
+  const auto finest_upper_gap = [](const std::vector<int64_t>& ms) {
+    int64_t step = 0;
+    for (std::size_t j = ms.size() / 2 + 1; j < ms.size(); ++j) {
+      const int64_t gap = ms[j] - ms[j - 1];
+      if (gap > 0 && (step == 0 || gap < step)) step = gap;
+    }
+    return step;
+  };
+  std::vector<int64_t> ms;
+  for (const SeriesPoint& point : points) ms.push_back(point.m);
+  const int64_t step = finest_upper_gap(series.m_grid.empty() ? ms : series.m_grid);
+  if (step == 0) return 0;
+  const std::size_t half = points.size() / 2;
+  const double grid_points = series.m_grid.empty()
+                                 ? static_cast<double>(points.back().m - points[half].m) / static_cast<double>(step) + 1
+                                 : static_cast<double>(series.m_grid.size()) / 2;
+  return 2 * static_cast<double>(points.size() - half) < grid_points ? step : 0;
+}
+
 }  // namespace
 
 NoiseAwareScan::NoiseAwareScan(const Series& series, const NoiseAwareOptions& options)
@@ -44,6 +70,7 @@ NoiseAwareScan::NoiseAwareScan(const Series& series, const NoiseAwareOptions& op
   tail_ = options.false_alarm_rate / static_cast<double>(std::max<std::size_t>(series.points.size(), 1));
   normal_z_ = upper_normal_quantile(tail_);
   envelope_z_ = upper_normal_quantile(1 - options.envelope_quantile);
+  partial_step_ = partial_grid_step(series);
 }
 
 double NoiseAwareScan::student_z(std::size_t dof) const {
@@ -56,8 +83,16 @@ std::optional<NoiseAwareScan::Reference> NoiseAwareScan::reference(std::size_t i
   const auto& points = series_.points;
   const auto window_size = static_cast<std::size_t>(options_.window);
   if (unflagged_.size() < kMinimumWindow) return std::nullopt;
-  const std::vector<std::size_t> window(
+  std::vector<std::size_t> window(
       unflagged_.end() - static_cast<std::ptrdiff_t>(std::min(unflagged_.size(), window_size)), unflagged_.end());
+  const std::vector<std::pair<std::size_t, int64_t>> below = unflagged_steps_below(i);
+  if (partial_step_ > 0) {  // the batches a grid sweep's window would span, at least kMinimumLevelBatches
+    window.clear();
+    for (const auto& [j, steps] : below) {
+      if (steps > static_cast<int64_t>(window_size) && window.size() >= kMinimumLevelBatches) break;
+      window.insert(window.begin(), j);
+    }
+  }
   std::vector<double> utils;
   for (const std::size_t j : window) utils.push_back(points[j].utils);
   Reference reference;
@@ -80,12 +115,22 @@ std::optional<NoiseAwareScan::Reference> NoiseAwareScan::reference(std::size_t i
     reference.noise = median(stated);
   } else {
     std::vector<std::size_t> noise_batches;
-    for (auto k = unflagged_.rbegin(); k != unflagged_.rend() && noise_batches.size() < kNoiseBatches; ++k) {
-      if (i - *k > kNeighbourhood) noise_batches.push_back(*k);
+    if (partial_step_ > 0) {
+      for (const auto& [j, steps] : below) {
+        if (steps > static_cast<int64_t>(kNoiseBatches + kNeighbourhood) && noise_batches.size() >= kMinimumNoiseBatches) {
+          break;
+        }
+        if (steps > static_cast<int64_t>(kNeighbourhood)) noise_batches.push_back(j);
+      }
+    } else {
+      for (auto k = unflagged_.rbegin(); k != unflagged_.rend() && noise_batches.size() < kNoiseBatches; ++k) {
+        if (i - *k > kNeighbourhood) noise_batches.push_back(*k);
+      }
     }
     if (noise_batches.size() < kMinimumWindow) noise_batches = window;
     std::sort(noise_batches.begin(), noise_batches.end());
-    const LocalNoise noise = local_noise(series_, noise_batches);
+    const LocalNoise noise =
+        local_noise(series_, noise_batches, partial_step_ > 0 ? TrendAbscissa::m : TrendAbscissa::index);
     reference.noise = noise.relative_sigma;
     reference.dof = noise.dof;
   }
@@ -117,6 +162,23 @@ NoiseAwareScan::DropTest NoiseAwareScan::drop_test(std::size_t i, std::size_t ru
 
 void NoiseAwareScan::accept(std::size_t i, bool flagged) {
   if (!flagged) unflagged_.push_back(i);
+  if (flagged_.size() <= i) flagged_.resize(i + 1, false);
+  flagged_[i] = flagged;
+}
+
+std::vector<std::pair<std::size_t, int64_t>> NoiseAwareScan::unflagged_steps_below(std::size_t i) const {
+  std::vector<std::pair<std::size_t, int64_t>> below;
+  if (partial_step_ == 0) return below;
+  const auto& points = series_.points;
+  const auto enough_steps = static_cast<int64_t>(std::max<std::size_t>(kNoiseBatches + kNeighbourhood, options_.window));
+  int64_t steps = 0;
+  for (std::size_t k = std::min(i, flagged_.size()); k-- > 0;) {
+    if (flagged_[k]) continue;
+    steps += std::max<int64_t>(1, (points[k + 1].m - points[k].m) / partial_step_);
+    below.emplace_back(k, steps);
+    if (steps > enough_steps && below.size() >= std::max(kMinimumNoiseBatches, kMinimumWindow)) break;
+  }
+  return below;
 }
 
 std::vector<NoiseAwareAnomaly> noise_aware_findings(const Series& series, const NoiseAwareOptions& options) {

@@ -25,6 +25,15 @@
 //    `kNoiseBatches` (48) preceding unflagged batches, leaving out the candidate's
 //    `kNeighbourhood` (4) predecessors, whose dips may belong to the same cliff:
 //    enough residuals for a precise spread, few enough for a line to follow the sweep.
+//    On a partial profile (an adaptive search measured some M of a grid) those
+//    counts are grid steps, not batches: the noise comes from the unflagged batches
+//    between 4 and 52 steps below the candidate's M, as the grid sweep's would,
+//    widened to the nearest `kMinimumNoiseBatches` (12) where fewer were measured
+//    there, and the trend is fitted over M. 48 batches of a sparse profile would
+//    span a wide, curved stretch of M whose curvature would pass for noise. The
+//    level's window likewise spans `window` steps (at least `kMinimumLevelBatches`,
+//    6, batches). Steps are counted over unflagged batches only: a grid sweep's
+//    windows skip the flagged ones.
 //    z is set so that a profile of n points gets a false alarm from noise alone
 //    with probability `false_alarm_rate` (Bonferroni over the n tests): the
 //    normal quantile Φ⁻¹(1 − rate / n) for stated uncertainties, Student's t with
@@ -40,8 +49,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyze/anomaly.hpp"
@@ -78,6 +89,10 @@ constexpr std::size_t kMinimumWindow = 4;
 // The noise estimate's batches, and the candidate's predecessors left out of it.
 constexpr std::size_t kNoiseBatches = 48;
 constexpr std::size_t kNeighbourhood = 4;
+// On a partial profile, at least this many batches make the level (a 90th percentile of fewer
+// sits low) and the noise estimate.
+constexpr std::size_t kMinimumLevelBatches = 6;
+constexpr std::size_t kMinimumNoiseBatches = 12;
 
 // The rule's state while it walks a series in M order; also drives rules that
 // judge several aligned series at once (pass_agreement.hpp). Per batch i:
@@ -115,13 +130,19 @@ class NoiseAwareScan {
 
  private:
   double student_z(std::size_t dof) const;
+  // Partial profiles: the accepted unflagged batches below i, latest first, each with its distance
+  // in grid steps (the gaps after flagged batches not counted: a grid sweep's window skips them);
+  // as far back as the window and the noise estimate reach. Empty on a grid sweep.
+  std::vector<std::pair<std::size_t, int64_t>> unflagged_steps_below(std::size_t i) const;
 
   const Series& series_;
   NoiseAwareOptions options_;
   double tail_ = 0;                        // per-test false-alarm probability
   double normal_z_ = 0;                    // Φ⁻¹(1 − tail_)
   double envelope_z_ = 0;                  // Φ⁻¹(envelope_quantile): what noise adds to the envelope, in σ
+  int64_t partial_step_ = 0;               // the grid step of a partial profile; 0 on a grid sweep
   std::vector<std::size_t> unflagged_;     // every accepted unflagged batch, in order
+  std::vector<bool> flagged_;              // by batch, as accepted
   mutable std::vector<double> student_z_;  // by degrees of freedom, computed when first needed
 };
 

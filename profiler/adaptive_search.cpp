@@ -136,11 +136,6 @@ AdaptiveResult adaptive_search(const AdaptiveOptions& options, const std::functi
   std::set<std::size_t> coarse = {0, grid.size() - 1};
   const std::size_t stride = std::size_t(options.coarse_stride > 0 ? options.coarse_stride : coarse_stride_for(grid.size()));
   for (std::size_t i = 0; i < grid.size(); i += stride) coarse.insert(i);
-  // Noise probes: the two grid M after every kProbeEvery-th coarse one.
-  for (std::size_t i = 0; i + 2 < grid.size(); i += stride * kProbeEvery) {
-    coarse.insert(i + 1);
-    coarse.insert(i + 2);
-  }
   auto add_at_or_after = [&](int64_t m) {
     const auto at = std::lower_bound(grid.begin(), grid.end(), m);
     if (at == grid.end()) return;
@@ -153,8 +148,20 @@ AdaptiveResult adaptive_search(const AdaptiveOptions& options, const std::functi
     add_at_or_after(boundary);
     add_at_or_after(boundary + 1);
   }
+  bool coarse_done = true;
   for (std::size_t i : coarse)
-    if (!visit(i)) break;
+    if (!(coarse_done = visit(i))) break;
+  // Noise probes, the two grid M after every kProbeEvery-th coarse one, where the measurements do not state
+  // their noise (most of the coarse points without a ci95): what the probes would tell is known.
+  std::size_t stating = 0, measured = 0;
+  for (const auto& [index, point] : known) {
+    measured += point.measured;
+    stating += point.measured && point.rel_noise > 0;
+  }
+  if (coarse_done && 2 * stating <= measured) {
+    for (std::size_t i = 0; i + 2 < grid.size(); i += stride * kProbeEvery)
+      if (!visit(i + 1) || !visit(i + 2)) break;
+  }
   result.coarse_points = int64_t(known.size());
 
   const double data_noise = probe_noise(known);

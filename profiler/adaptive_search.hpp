@@ -39,7 +39,9 @@ struct AdaptiveOptions {
   std::vector<int64_t> grid;        // sorted, unique: every M the search may measure
   std::vector<int64_t> boundaries;  // M where the kernel's configuration predicts a change (any order)
   int coarse_stride = 0;            // grid steps between coarse M; 0: coarse_stride_for(grid size)
-  double drop_ratio = 0.9;          // low: MFU below this fraction of the preceding measured level
+  // low: MFU below this fraction of the best of the preceding measured M. A little above the analysis's bar
+  // (kStudyUtilsRatio, 0.85, of a level net of noise): the best of a few points lies above that level.
+  double drop_ratio = 0.86;
   int level_window = 8;             // the level: the best of this many preceding measured M that are not low
   double min_tolerance = 0.03;      // relative change counted as more than noise, at least
   double noise_factor = 3;          // ... and at least this many times a point's own relative noise

@@ -147,6 +147,28 @@ TEST(AdaptiveSearch, PredictedBoundariesJoinTheCoarsePass) {
   EXPECT_TRUE(measured.count(2048) && measured.count(2052));               // off the grid: both sides
 }
 
+// Three neighbouring grid M measured: a noise probe.
+std::size_t probes(const AdaptiveResult& result, const std::vector<int64_t>& grid) {
+  const std::set<int64_t> measured = as_set(result.measured);
+  std::size_t count = 0;
+  for (std::size_t i = 1; i + 1 < grid.size(); ++i)
+    count += measured.count(grid[i - 1]) && measured.count(grid[i]) && measured.count(grid[i + 1]);
+  return count;
+}
+
+TEST(AdaptiveSearch, ProbesTheNoiseOnlyWhereTheMeasurementsDoNotStateIt) {
+  AdaptiveOptions options;
+  options.grid = step_grid(16, 32768, 4);
+  const auto flat = [](double rel_noise) {
+    return [rel_noise](int64_t m) { return SearchPoint{true, double(m) / 50.0, 0.5, "flat", rel_noise}; };
+  };
+  const AdaptiveResult unstated = adaptive_search(options, flat(0));
+  const AdaptiveResult stated = adaptive_search(options, flat(0.01));
+  EXPECT_GT(probes(unstated, options.grid), 5u);
+  EXPECT_EQ(probes(stated, options.grid), 0u);
+  EXPECT_LT(stated.measured.size(), unstated.measured.size());
+}
+
 TEST(AdaptiveSearch, CoarseStrideIsAPrimeOfAtLeastEleven) {
   EXPECT_EQ(coarse_stride_for(100), 11);
   EXPECT_EQ(coarse_stride_for(8192), 23);

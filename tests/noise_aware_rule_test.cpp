@@ -119,6 +119,24 @@ TEST(NoiseAwareRule, AlternatingKernelsAreStructureNotNoise) {
   EXPECT_EQ(flagged_ms(noise_aware_anomalies(series, {})), slow);
 }
 
+TEST(NoiseAwareRule, PartialProfileIsJudgedByItsNeighbourhoodInM) {
+  // A sweep that rises and bends over (as MFU does with M), a lone 2-point dip of 17% in the bend; an
+  // adaptive search measured every 12th M and the dip. 48 batches of the partial profile span a curved
+  // stretch whose curvature would pass for noise; its neighbourhood in M shows the noise of the dense one.
+  const auto curve = [](std::size_t i) { return 0.8 * (1 - 0.8 * std::exp(-static_cast<double>(i) / 300.0)); };
+  Series dense = noisy_series(3000, 0.003, curve);
+  inject_step(dense, 900, 2, 0.83);
+  Series sparse = dense;
+  sparse.points.clear();
+  for (std::size_t i = 0; i < dense.points.size(); ++i) {
+    sparse.m_grid.push_back(dense.points[i].m);
+    if (i % 12 == 0 || i == 900 || i == 901) sparse.points.push_back(dense.points[i]);
+  }
+  const std::set<int64_t> dip = {dense.points[900].m, dense.points[901].m};
+  EXPECT_EQ(flagged_ms(noise_aware_anomalies(dense, {})), dip);
+  EXPECT_EQ(flagged_ms(noise_aware_anomalies(sparse, {})), dip);
+}
+
 TEST(NoiseAwareRule, RejectsUnusableOptions) {
   const Series series = noisy_series(50, 0.01, [](std::size_t) { return 0.7; });
   NoiseAwareOptions options;
