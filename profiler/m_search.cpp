@@ -1,5 +1,7 @@
 #include "profiler/m_search.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "common/m_search_grid.hpp"
@@ -17,8 +19,8 @@ MSearch parse_m_search(const std::string& text) {
 
 void check_m_search_options(const MSearchOptions& options) {
   if (options.max_points < 0) throw UserError(fmt::format("--max-points {}: give 0 (no cap) or more", options.max_points));
-  if (options.time_budget_s < 0)
-    throw UserError(fmt::format("--time-budget {}: give 0 (none) or more seconds", options.time_budget_s));
+  if (!(options.time_budget_s >= 0) || !std::isfinite(options.time_budget_s))
+    throw UserError(fmt::format("--time-budget {}: give 0 (none) or a finite number of seconds", options.time_budget_s));
   if (options.mode == MSearch::grid && (options.max_points > 0 || options.time_budget_s > 0))
     throw UserError("--max-points and --time-budget bound an adaptive search: add --m-search adaptive");
 }

@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 
 launcher=()
 if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-sanitize="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHAPESCOPE_CUDA=OFF -DSHAPESCOPE_HIP=OFF \
+sanitize="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g1"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DSHAPESCOPE_CUDA=OFF -DSHAPESCOPE_HIP=OFF \
   "${launcher[@]}" -DCMAKE_CXX_FLAGS="$sanitize" -DCMAKE_EXE_LINKER_FLAGS="$sanitize" \
   -DCMAKE_SHARED_LINKER_FLAGS="$sanitize" -DCMAKE_MODULE_LINKER_FLAGS="$sanitize"
 # Only what the cpu-labelled tests run: the test binary, the two CLIs and the example plugins they load.

@@ -135,7 +135,7 @@ TEST_F(PluginCli, ListKernelsAddsThePluginsAfterTheBuiltInsUnchanged) {
   ASSERT_GT(with.stdout_text.size(), plain.stdout_text.size());
   EXPECT_EQ(with.stdout_text.substr(0, plain.stdout_text.size()), plain.stdout_text);
   const std::string added = with.stdout_text.substr(plain.stdout_text.size());
-  EXPECT_NE(added.find("example_cpu_bf16  [cpu, bf16]"), std::string::npos) << added;
+  EXPECT_NE(added.find("example_cpu_bf16  [cpu, bf16, takes bf16]"), std::string::npos) << added;
   EXPECT_NE(added.find("A e4m3 1x128 f32 scales M-major, B e4m3 128x128 f32 scales, K blocks padded to 4"),
             std::string::npos)
       << added;
