@@ -30,6 +30,11 @@ double HipPreparedGemm::min_bytes() const {
     case OperandFormat::bf16:
       return (m * k + n * k + m * n) * 2;
     case OperandFormat::a16w8_blockscale:
+    case OperandFormat::mxfp8:
+    case OperandFormat::a16w4_mxfp4:
+    case OperandFormat::a16w4_nvfp4:
+    case OperandFormat::a16w4_e2m1_e8m0_16:
+    case OperandFormat::nvfp4:
       break;
   }
   throw std::logic_error("HipPreparedGemm::min_bytes: the HIP backend has no kernel of this operand format");
