@@ -1,0 +1,3 @@
+# Records where the build put libshapescope_c.so in the source tree's Python package (run after each link of
+# shapescope_c, so only a build that makes the library writes it): -DOUTPUT=... -DLIBRARY=... -DBUILD_DIR=...
+file(WRITE "${OUTPUT}" "# Written by cmake/write_build_location.cmake for the build in ${BUILD_DIR}.\nLIBRARY = \"${LIBRARY}\"\n")
