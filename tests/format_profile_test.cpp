@@ -88,7 +88,8 @@ TEST(FormatHfConfig, QuantizationConfigSetsEachLayersFormat) {
       "quantization_config": {"quant_method": "mxfp4",
                               "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router"]}})";
   const ModelSpec mxfp4 = model_from_hf_config(scratch.write("gpt_oss.json", gpt_oss), "gpt_oss_hf");
-  const ModelSpec& catalog = ModelCatalog::load_default().model("gpt_oss_20b");
+  const ModelCatalog models = ModelCatalog::load_default();
+  const ModelSpec& catalog = models.model("gpt_oss_20b");
   ASSERT_EQ(mxfp4.layers.size(), catalog.layers.size());
   for (size_t i = 0; i < catalog.layers.size(); ++i) {
     EXPECT_EQ(mxfp4.layers[i].format, catalog.layers[i].format) << catalog.layers[i].name;
