@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Fails when a tracked file's name or text speaks of the project's own history instead of itself.
 
-The project names a measurement by its date, GPU and build (commit); numbered work periods ("session 6", the
-"_s5_" of a file name), tracker numbers ("issue 17") and version numbers used as names ("cost model v13") say
-nothing to a reader of the tree and belong in git's log. Third-party data (data/) is not ours and is not read.
+The project names a measurement by its date, GPU and build (commit). Numbered work periods (in text or as a
+file-name part), tracker numbers and version numbers used as names say nothing to a reader of the tree and
+belong in git's log; the patterns below say exactly what counts. Third-party data (data/) is not ours and is
+not read.
 
 Usage: history_words.py REPO_ROOT        (exit 1 and one line per hit when any is found)
 """
