@@ -45,6 +45,31 @@ TEST(Fp8GroupedConfig, StageRowsFollowTheLargestGroupOrTheSlot) {
   EXPECT_EQ(grouped_a_box_rows(shape_of({1, 3, 0}, 4096, 7168, GroupLayout::masked, 48), 64), 48);
 }
 
+TEST(Fp8GroupedConfig, ScalesOfEveryGroupStartOnFourRows) {
+  // Contiguous at align 1: groups start on rows 0, 1, 1, 4, 9; their scales on 0, 4, 4, 8, 16.
+  const GroupedShape any_row = shape_of({1, 0, 3, 5, 2}, 4096, 7168, GroupLayout::contiguous, 1);
+  const GroupedShape scales = grouped_scale_layout(any_row);
+  const std::vector<int64_t> first_rows = {0, 4, 4, 8, 16};
+  for (int64_t g = 0; g < any_row.groups(); ++g) {
+    EXPECT_EQ(scales.first_row(g), first_rows[std::size_t(g)]) << g;
+    EXPECT_EQ(scales.first_row(g) % kGroupedScaleRowAlignment, 0) << g;
+  }
+  EXPECT_EQ(any_row.layout_rows(), 11);
+  EXPECT_EQ(scales.layout_rows(), 20);  // 9 rows of scale padding, none in A or C
+  // Align 3: a group's scales start on a multiple of 12, so they also start where its rows' multiple of 3 is.
+  const GroupedShape by_three = grouped_scale_layout(shape_of({1, 13, 2}, 4096, 7168, GroupLayout::contiguous, 3));
+  EXPECT_EQ(by_three.first_row(1), 12);
+  EXPECT_EQ(by_three.first_row(2), 36);
+  // Layouts that already start groups on 4 rows are unchanged.
+  for (const int64_t align : {4, 64, 128}) {
+    const GroupedShape aligned = shape_of({1, 0, 3, 5, 200}, 4096, 7168, GroupLayout::contiguous, align);
+    EXPECT_EQ(grouped_scale_layout(aligned).layout_rows(), aligned.layout_rows()) << align;
+  }
+  // Masked: the slot rounded up to 4.
+  EXPECT_EQ(grouped_scale_layout(shape_of({1, 3, 0}, 4096, 7168, GroupLayout::masked, 7)).max_m, 8);
+  EXPECT_EQ(grouped_scale_layout(shape_of({1, 3, 0}, 4096, 7168, GroupLayout::masked, 64)).max_m, 64);
+}
+
 TEST(Fp8GroupedConfig, PicksACompiledConfiguration) {
   const std::vector<GroupedShape> shapes = {
       shape_of({1, 0, 2, 0, 1, 1, 0, 3}, 4096, 7168, GroupLayout::contiguous, 128),        // decode

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 #include "kernels/cuda/fp8_blockscale_config.hpp"
@@ -49,9 +50,26 @@ inline GridCostModel::Work grouped_work(const GroupedShape& shape, const Fp8Bloc
 // grouped schedule (ptxas: 56 bytes; the dense one spills none).
 constexpr bool fp8_grouped_instance(const Fp8Instance& instance) { return instance.row_groups < 3; }
 
-// Every group's first layout row is a multiple of this: a TMA box of A's f32 scales starts there
-// and must start on 16 bytes.
-constexpr int64_t kGroupedRowAlignment = 4;
+// A TMA box of A's f32 scales must start on 16 bytes (an illegal instruction on the H100
+// otherwise), so a group's scales start on a multiple of this many rows whatever row its
+// activations start on.
+constexpr int64_t kGroupedScaleRowAlignment = 4;
+
+// Where A's scales sit (M-major, one column per K block): the problem's layout with every
+// group's first row rounded up to kGroupedScaleRowAlignment (contiguous: align raised to
+// its least common multiple with it; masked: the slot rounded up to it). A and C stay in
+// the problem's layout; only this small tensor carries the padding (as an engine's scale
+// transpose writes it), and the layouts that already align cost nothing.
+inline GroupedShape grouped_scale_layout(const GroupedShape& shape) {
+  constexpr int64_t step = kGroupedScaleRowAlignment;
+  GroupedShape scales = shape;
+  if (shape.layout == GroupLayout::masked) {
+    scales.max_m = (shape.max_m + step - 1) / step * step;
+  } else {
+    scales.align = std::lcm(shape.align, step);
+  }
+  return scales;
+}
 
 inline Fp8BlockscaleConfig choose_fp8_grouped_config(const GroupedShape& shape, const Fp8DeviceSpec& spec) {
   const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
