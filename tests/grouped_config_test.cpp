@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -68,6 +70,43 @@ TEST(Fp8GroupedConfig, ScalesOfEveryGroupStartOnFourRows) {
   // Masked: the slot rounded up to 4.
   EXPECT_EQ(grouped_scale_layout(shape_of({1, 3, 0}, 4096, 7168, GroupLayout::masked, 7)).max_m, 8);
   EXPECT_EQ(grouped_scale_layout(shape_of({1, 3, 0}, 4096, 7168, GroupLayout::masked, 64)).max_m, 64);
+}
+
+TEST(Fp8GroupedConfig, BandsVisitEveryTileOfAGroupOnce) {
+  for (const auto& [m_tiles, n_tiles, band] : {std::tuple{64, 16, 8}, std::tuple{13, 5, 4}, std::tuple{3, 7, 1},
+                                               std::tuple{2, 16, 8}, std::tuple{1, 28, 4}}) {
+    SCOPED_TRACE(std::to_string(m_tiles) + " x " + std::to_string(n_tiles) + " band " + std::to_string(band));
+    std::vector<int> seen(std::size_t(m_tiles * n_tiles), 0);
+    for (int unit = 0; unit < m_tiles * n_tiles; ++unit) {
+      const GroupTile tile = grouped_tile_of(unit, m_tiles, n_tiles, band);
+      ASSERT_GE(tile.m_block, 0);
+      ASSERT_LT(tile.m_block, m_tiles);
+      ASSERT_GE(tile.n_block, 0);
+      ASSERT_LT(tile.n_block, n_tiles);
+      ++seen[std::size_t(tile.n_block * m_tiles + tile.m_block)];
+      if (band >= m_tiles) {  // one band: m-tile fastest over the whole group
+        EXPECT_EQ(tile.m_block, unit % m_tiles);
+        EXPECT_EQ(tile.n_block, unit / m_tiles);
+      }
+    }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), m_tiles * n_tiles);
+  }
+  // 64 m-tiles x 16 n-tiles in bands of 8: units 0..7 walk m-tiles 0..7 of column 0, unit 128 starts band 2.
+  EXPECT_EQ(grouped_tile_of(9, 64, 16, 8).m_block, 1);
+  EXPECT_EQ(grouped_tile_of(9, 64, 16, 8).n_block, 1);
+  EXPECT_EQ(grouped_tile_of(128, 64, 16, 8).m_block, 8);
+  EXPECT_EQ(grouped_tile_of(128, 64, 16, 8).n_block, 0);
+}
+
+TEST(Fp8GroupedConfig, ABandIsAboutOneWave) {
+  const GroupedShape tall = shape_of({8192, 8192}, 4096, 7168, GroupLayout::contiguous, 128);
+  Fp8BlockscaleConfig config{2, 1, 256};
+  config.ctas = 132;
+  EXPECT_EQ(grouped_band_m_tiles(tall, config), 132 / 16);
+  config.split_k = 2;
+  EXPECT_EQ(grouped_band_m_tiles(tall, config), 66 / 16);
+  const GroupedShape wide = shape_of({8192}, 65536, 7168, GroupLayout::contiguous, 128);
+  EXPECT_EQ(grouped_band_m_tiles(wide, config), 1);
 }
 
 TEST(Fp8GroupedConfig, PicksACompiledConfiguration) {

@@ -13,6 +13,7 @@
 
 #include "kernels/cuda/fp8_blockscale_config.hpp"
 #include "kernels/grouped_gemm.hpp"
+#include "kernels/host_device.hpp"
 
 namespace shapescope::kernels::cuda {
 
@@ -44,6 +45,29 @@ inline GridCostModel::Work grouped_work(const GroupedShape& shape, const Fp8Bloc
   work.tiles_per_b_column =
       std::max(1.0, double(work.tiles) / double(std::max<int64_t>(shape.active_groups() * n_blocks, 1)));
   return work;
+}
+
+// The order of one group's tiles: bands of `band_m_tiles` m-tiles, each band's tiles m-tile
+// fastest (consecutive units share a column of B), band after band. A band of about one
+// wave (the grid's concurrent units over the n-tiles) keeps what a wave reads to a band of
+// A plus the group's B, where walking every m-tile of a tall group per column of B would
+// stream all of the group's A through L2 again for every wave. One band when the group's
+// m-tiles fit in one (decode, small groups): m-tile fastest over the whole group.
+struct GroupTile {
+  int m_block, n_block;
+};
+
+SHAPESCOPE_HD GroupTile grouped_tile_of(int local_unit, int m_tiles, int n_tiles, int band_m_tiles) {
+  const int band = local_unit / (band_m_tiles * n_tiles), band_first = band * band_m_tiles;
+  const int band_rows = band_first + band_m_tiles <= m_tiles ? band_m_tiles : m_tiles - band_first;
+  const int in_band = local_unit - band * band_m_tiles * n_tiles;
+  return {band_first + in_band % band_rows, in_band / band_rows};
+}
+
+// M-tiles per band: the units a wave of the grid runs at once over the n-tiles of a group.
+inline int grouped_band_m_tiles(const GroupedShape& shape, const Fp8BlockscaleConfig& config) {
+  const int64_t n_tiles = (shape.n + config.block_n - 1) / config.block_n;
+  return int(std::max<int64_t>(1, int64_t(config.ctas / config.split_k) / std::max<int64_t>(n_tiles, 1)));
 }
 
 // The instances grouped GEMMs run: all but the 192-row tile, which spills registers under the

@@ -2,8 +2,8 @@
 // units of every group of a grouped GEMM, without a single tile of padding.
 //
 // Units are numbered group by group: group g owns ceil(rows_g / tile rows) x n-tiles of
-// them (none when it has no rows), m-tiles fastest so consecutive units share a column
-// of B. The rows per group live on the device (masked: the valid counts a CUDA graph
+// them (none when it has no rows), in bands of m-tiles of about one wave, m-tiles fastest
+// within a band so consecutive units share a column of B (grouped_tile_of). The rows per group live on the device (masked: the valid counts a CUDA graph
 // replays with). Every thread walks its own units in increasing order, so it keeps a
 // cursor: the group it is in, that group's first unit and its first layout row
 // (contiguous: the rows before it, each group rounded up to `align`; masked:
@@ -32,6 +32,7 @@ struct Fp8GroupedParams {
   int slot_rows = 0;                // masked: rows per group slot; 0: contiguous
   int scale_align = 4;              // the same two for A's scales (grouped_scale_layout)
   int scale_slot_rows = 0;
+  int band_m_tiles = 1;             // m-tiles per band of a group's tiles (grouped_band_m_tiles)
 };
 
 class GroupedSchedule {
@@ -55,8 +56,9 @@ class GroupedSchedule {
       enter_group(p, group_ + 1);
     }
     if (group_ >= p.groups) return false;
-    const int local = unit - group_unit_, m_tiles = (group_rows_ + kBlockM - 1) / kBlockM;
-    const int m_block = local % m_tiles, n_block = local / m_tiles;
+    const int m_tiles = (group_rows_ + kBlockM - 1) / kBlockM;
+    const GroupTile at = grouped_tile_of(unit - group_unit_, m_tiles, n_tiles, p.band_m_tiles);
+    const int m_block = at.m_block, n_block = at.n_block;
     const int scale_blocks_in_n = (p.gemm.n + fp8_detail::kSubTileN - 1) / fp8_detail::kSubTileN;
     tile = {group_row_ + m_block * kBlockM, min(kBlockM, group_rows_ - m_block * kBlockM),
             group_ * p.gemm.n + n_block * kBlockN, n_block, group_ * scale_blocks_in_n,

@@ -46,7 +46,8 @@ const std::vector<ExpertShape> kShapes = {{"dsv3.gate_up.ep8", 32, 4096, 7168},
 
 // Rows per group: empty and one-row groups, tile edges (63/64/65, 127/128/129, 191/192/193),
 // a decode load (0-2 rows each), rows that move each next group's first row by a different
-// offset (every residue mod 4, 32 different ones mod 128 at align 1) and an all-empty problem.
+// offset (every residue mod 4 and up to 29 residues mod 128 at align 1), a few tall groups among
+// tiny ones (their tiles in several bands) and an all-empty problem.
 std::vector<std::vector<int64_t>> row_patterns(int64_t groups) {
   const std::vector<int64_t> edges = {0, 1, 63, 64, 65, 0, 127, 128, 129, 191, 192, 193, 7, 300, 0, 2};
   std::vector<std::vector<int64_t>> patterns;
@@ -59,6 +60,9 @@ std::vector<std::vector<int64_t>> row_patterns(int64_t groups) {
   std::vector<int64_t> offsets(static_cast<std::size_t>(groups));
   for (int64_t g = 0; g < groups; ++g) offsets[std::size_t(g)] = 1 + (g * 37) % 131;
   patterns.push_back(offsets);
+  std::vector<int64_t> tall(static_cast<std::size_t>(groups));  // more m-tiles than a band holds, a partial last band
+  for (int64_t g = 0; g < groups; ++g) tall[std::size_t(g)] = g % 8 == 3 ? 1700 + g : g % 3;
+  patterns.push_back(tall);
   patterns.push_back(std::vector<int64_t>(std::size_t(groups), 0));
   return patterns;
 }
