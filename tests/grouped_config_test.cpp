@@ -98,15 +98,23 @@ TEST(Fp8GroupedConfig, BandsVisitEveryTileOfAGroupOnce) {
   EXPECT_EQ(grouped_tile_of(128, 64, 16, 8).n_block, 0);
 }
 
-TEST(Fp8GroupedConfig, ABandIsAboutOneWave) {
-  const GroupedShape tall = shape_of({8192, 8192}, 4096, 7168, GroupLayout::contiguous, 128);
+TEST(Fp8GroupedConfig, BandsOfAboutOneWaveWhereAGroupsAOutgrowsHalfTheL2) {
+  const Fp8DeviceSpec spec = fp8_reference_spec();  // 50 MB of L2
   Fp8BlockscaleConfig config{2, 1, 256};
   config.ctas = 132;
-  EXPECT_EQ(grouped_band_m_tiles(tall, config), 132 / 16);
+  // 8192 rows x K 7168 = 56 MiB of A per group: bands of a wave over 16 n-tiles.
+  const GroupedShape tall = shape_of({8192, 8192}, 4096, 7168, GroupLayout::contiguous, 128);
+  EXPECT_EQ(grouped_band_m_tiles(tall, config, spec), 132 / 16);
   config.split_k = 2;
-  EXPECT_EQ(grouped_band_m_tiles(tall, config), 66 / 16);
+  EXPECT_EQ(grouped_band_m_tiles(tall, config, spec), 66 / 16);
   const GroupedShape wide = shape_of({8192}, 65536, 7168, GroupLayout::contiguous, 128);
-  EXPECT_EQ(grouped_band_m_tiles(wide, config), 1);
+  EXPECT_EQ(grouped_band_m_tiles(wide, config, spec), 1);
+  // 4096 rows x K 2048 = 8 MiB: A stays in L2, one band covers the largest group (32 m-tiles).
+  config.split_k = 1;
+  const GroupedShape fits = shape_of({4096, 100, 0}, 7168, 2048, GroupLayout::contiguous, 128);
+  EXPECT_EQ(grouped_band_m_tiles(fits, config, spec), 32);
+  // Masked: the slot decides, as for any counts a graph replays with.
+  EXPECT_EQ(grouped_band_m_tiles(shape_of({1, 2}, 4096, 7168, GroupLayout::masked, 8192), config, spec), 132 / 16);
 }
 
 TEST(Fp8GroupedConfig, PicksACompiledConfiguration) {

@@ -89,7 +89,7 @@ class Fp8GroupedPrepared final : public CudaGroupedPreparedGemm {
     params_.slot_rows = shape.layout == GroupLayout::masked ? int(shape.max_m) : 0;
     params_.scale_align = int(scale_layout.align);
     params_.scale_slot_rows = shape.layout == GroupLayout::masked ? int(scale_layout.max_m) : 0;
-    params_.band_m_tiles = grouped_band_m_tiles(shape, config_);
+    params_.band_m_tiles = grouped_band_m_tiles(shape, config_, spec_);
     set_output(c_.data(), shape);
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }

@@ -48,7 +48,7 @@ const std::vector<ExpertShape> kShapes = {{"dsv3.gate_up.ep8", 32, 4096, 7168},
 // a decode load (0-2 rows each), rows that move each next group's first row by a different
 // offset (every residue mod 4 and up to 29 residues mod 128 at align 1), a few tall groups among
 // tiny ones (their tiles in several bands) and an all-empty problem.
-std::vector<std::vector<int64_t>> row_patterns(int64_t groups) {
+std::vector<std::vector<int64_t>> row_patterns(int64_t groups, int64_t k) {
   const std::vector<int64_t> edges = {0, 1, 63, 64, 65, 0, 127, 128, 129, 191, 192, 193, 7, 300, 0, 2};
   std::vector<std::vector<int64_t>> patterns;
   std::vector<int64_t> mixed(static_cast<std::size_t>(groups));
@@ -60,8 +60,10 @@ std::vector<std::vector<int64_t>> row_patterns(int64_t groups) {
   std::vector<int64_t> offsets(static_cast<std::size_t>(groups));
   for (int64_t g = 0; g < groups; ++g) offsets[std::size_t(g)] = 1 + (g * 37) % 131;
   patterns.push_back(offsets);
-  std::vector<int64_t> tall(static_cast<std::size_t>(groups));  // more m-tiles than a band holds, a partial last band
-  for (int64_t g = 0; g < groups; ++g) tall[std::size_t(g)] = g % 8 == 3 ? 1700 + g : g % 3;
+  // Groups whose A outgrows half a 50 MB L2 (ours walks their tiles in bands, a partial last one among them).
+  const int64_t tall_rows = (int64_t(26) << 20) / k;
+  std::vector<int64_t> tall(static_cast<std::size_t>(groups));
+  for (int64_t g = 0; g < groups; ++g) tall[std::size_t(g)] = g % 8 == 3 ? tall_rows + 67 * g : g % 3;
   patterns.push_back(tall);
   patterns.push_back(std::vector<int64_t>(std::size_t(groups), 0));
   return patterns;
@@ -89,7 +91,7 @@ void check_kernel(const std::string& kernel_name, Device& device, Tally& tally) 
   uint64_t seed = 0x6e0000 + std::hash<std::string>{}(kernel_name) % 1000;
   for (const ExpertShape& expert : kShapes) {
     const auto session = entry.open(device, GroupedWeightShape{expert.groups, expert.n, expert.k}, ++seed);
-    for (const std::vector<int64_t>& rows : row_patterns(expert.groups)) {
+    for (const std::vector<int64_t>& rows : row_patterns(expert.groups, expert.k)) {
       for (const auto& [layout, align] : {std::pair{GroupLayout::contiguous, int64_t(1)},
                                           std::pair{GroupLayout::contiguous, int64_t(2)},
                                           std::pair{GroupLayout::contiguous, int64_t(3)},
