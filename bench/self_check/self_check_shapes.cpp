@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/block_format.hpp"
 #include "common/shape_axes.hpp"
@@ -81,7 +82,7 @@ void add_raw_shapes(ShapeList& list, const std::string& text) {
     const GemmProblem problem = parse_shape(entry, "--shapes");
     if (problem.batch_count != 1)
       throw UserError(fmt::format("--shapes {}: give N,K pairs without a batch (neither kernel runs batched GEMMs)", entry));
-    add_use(list.shape(problem.n, problem.k), ShapeUse{"--shapes", entry, 1, false});
+    add_use(list.shape(problem.n, problem.k), ShapeUse{"--shapes", entry, 0, false});
   }
   if (text.empty()) throw UserError("--shapes is empty; give N,K;N,K");
 }
@@ -104,14 +105,18 @@ void add_named_extras(ShapeList& list) {
     add_use(list.shape(named.n, named.k), ShapeUse{named.model, named.module, named.tp, false});
 }
 
+std::string uses_text(const CheckShape& shape) {
+  std::vector<std::string> uses;
+  for (const ShapeUse& use : shape.uses)
+    uses.push_back(use.tp > 0 ? fmt::format("{}/{}/tp{}", use.model, use.module, use.tp)
+                              : fmt::format("{}/{}", use.model, use.module));
+  return fmt::format("{}", fmt::join(uses, " "));
+}
+
 std::string shape_list_text(const ShapeList& list) {
   std::string text = "n,k,catalog,uses\n";
-  for (const CheckShape& shape : list.shapes) {
-    std::string uses;
-    for (const ShapeUse& use : shape.uses)
-      uses += fmt::format("{}{}/{}/tp{}", uses.empty() ? "" : " ", use.model, use.module, use.tp);
-    text += fmt::format("{},{},{},{}\n", shape.n, shape.k, shape.in_catalog() ? "yes" : "no", uses);
-  }
+  for (const CheckShape& shape : list.shapes)
+    text += fmt::format("{},{},{},{}\n", shape.n, shape.k, shape.in_catalog() ? "yes" : "no", uses_text(shape));
   return text;
 }
 

@@ -18,7 +18,7 @@ inline constexpr std::array<int, 4> kTpDegrees{1, 2, 4, 8};
 // One layer that runs a shape: a catalog model's module at a TP degree, or a shape named outside the catalog.
 struct ShapeUse {
   std::string model, module;
-  int tp = 1;
+  int tp = 1;          // 0: a raw shape (--shapes), no TP degree
   bool catalog = true;  // false: a model outside the catalog (--hf-config, --shapes, the named extras)
   bool operator==(const ShapeUse&) const = default;
 };
@@ -62,6 +62,8 @@ void add_model_shapes(ShapeList& list, const ModelCatalog& catalog, bool its_cat
 void add_raw_shapes(ShapeList& list, const std::string& text);
 void add_named_extras(ShapeList& list);
 
+// "model/module/tpT" of every use, separated by spaces.
+std::string uses_text(const CheckShape& shape);
 // The shape list as CSV: n,k,uses (model/module/tpT separated by spaces), then the layers left out.
 std::string shape_list_text(const ShapeList& list);
 

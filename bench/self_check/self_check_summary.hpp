@@ -46,7 +46,10 @@ struct Target {
   std::string measured; // what the self-check found
   bool met = false;
   bool partial = false;  // not every shape it covers is measured yet
+  bool covered = true;   // false: the run holds none of the shapes it speaks of (then neither met nor missed)
 };
+// "met", "missed" or "n/a".
+std::string status_of(const Target& target);
 
 struct Totals {
   int64_t catalog_shapes = 0, catalog_complete = 0;
