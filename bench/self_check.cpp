@@ -49,10 +49,6 @@ std::string plan_text(const ShapeList& list, const std::string& m_range) {
   double seconds = kEstimatedBaselineSeconds;
   for (const CheckShape& shape : list.shapes) seconds += estimated_shape_seconds(shape.n, shape.k, m_values, 2);
   std::string text = shape_list_text(list);
-  text += "\nleft out: model,module,tp,n,k,why\n";
-  for (const LeftOut& layer : list.left_out)
-    text += fmt::format("{},{},{},{},{},{}\n", layer.use.model, layer.use.module, layer.use.tp, layer.n, layer.k,
-                        layer.reason);
   int64_t catalog = 0;
   for (const CheckShape& shape : list.shapes) catalog += shape.in_catalog();
   text += fmt::format("\n{} distinct shapes ({} from the catalog), {} M each, 2 kernels: {} points; about {:.0f} s "

@@ -182,7 +182,7 @@ TEST(SelfCheckSummary, CountsOnASmallSyntheticProfileSet) {
   EXPECT_EQ(table.rows[1][std::size_t(table.column("flagged_m_ours"))], "1600");
   EXPECT_EQ(table.rows[0][std::size_t(table.column("flagged_baseline"))], "3");
   EXPECT_EQ(table.rows[3][std::size_t(table.column("complete"))], "no");
-  const std::string markdown = summary_markdown(rows, totals, {"ours", "theirs"}, {});
+  const std::string markdown = summary_markdown(rows, totals, {"ours", "theirs"}, ShapeList{});
   EXPECT_NE(markdown.find("| 2 | 1024 | 1 of 200 | 0 of 200 |"), std::string::npos) << markdown;
 }
 

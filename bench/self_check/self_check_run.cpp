@@ -270,7 +270,7 @@ Totals write_summary(const std::vector<ShapeRow>& rows, const ShapeList& list, c
                      const RunSettings& settings) {
   const Totals totals = total(rows);
   const KernelNames names{settings.ours, settings.baseline};
-  write_file_atomically(out / "summary.md", summary_markdown(rows, totals, names, list.left_out));
+  write_file_atomically(out / "summary.md", summary_markdown(rows, totals, names, list));
   write_file_atomically(out / "summary.csv", summary_csv(rows));
   return totals;
 }

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "common/block_format.hpp"
+#include "common/csv.hpp"
 #include "common/shape_axes.hpp"
 #include "common/user_error.hpp"
 
@@ -28,6 +29,10 @@ CheckShape& ShapeList::shape(int64_t n, int64_t k) {
                                    });
   if (at != shapes.end() && at->n == n && at->k == k) return *at;
   return *shapes.insert(at, CheckShape{n, k, {}});
+}
+
+bool ShapeList::sweeps(int64_t n, int64_t k) const {
+  return std::any_of(shapes.begin(), shapes.end(), [&](const CheckShape& s) { return s.n == n && s.k == k; });
 }
 
 namespace {
@@ -117,6 +122,10 @@ std::string shape_list_text(const ShapeList& list) {
   std::string text = "n,k,catalog,uses\n";
   for (const CheckShape& shape : list.shapes)
     text += fmt::format("{},{},{},{}\n", shape.n, shape.k, shape.in_catalog() ? "yes" : "no", uses_text(shape));
+  text += "\nleft out: model,module,tp,n,k,swept_for_another_layer,why\n";
+  for (const LeftOut& layer : list.left_out)
+    text += fmt::format("{},{},{},{},{},{},{}\n", layer.use.model, layer.use.module, layer.use.tp, layer.n, layer.k,
+                        list.sweeps(layer.n, layer.k) ? "yes" : "no", csv::quote(layer.reason));
   return text;
 }
 

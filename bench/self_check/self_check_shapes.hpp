@@ -42,6 +42,8 @@ struct ShapeList {
   std::vector<LeftOut> left_out;
   // The shape's entry, added when new.
   CheckShape& shape(int64_t n, int64_t k);
+  // Whether (N, K) is swept (for some other layer, when asked about one left out).
+  bool sweeps(int64_t n, int64_t k) const;
 };
 
 // A shape of a real model outside the catalog, named with where it comes from.
@@ -64,7 +66,8 @@ void add_named_extras(ShapeList& list);
 
 // "model/module/tpT" of every use, separated by spaces.
 std::string uses_text(const CheckShape& shape);
-// The shape list as CSV: n,k,uses (model/module/tpT separated by spaces), then the layers left out.
+// The shape list as CSV: n,k,catalog,uses (model/module/tpT separated by spaces); then the layers left out:
+// model,module,tp,n,k,swept_for_another_layer,why.
 std::string shape_list_text(const ShapeList& list);
 
 }  // namespace shapescope::self_check

@@ -133,7 +133,7 @@ std::string targets_text(const Totals& totals) {
 }
 
 std::string summary_markdown(const std::vector<ShapeRow>& rows, const Totals& totals, const KernelNames& kernels,
-                             const std::vector<LeftOut>& left_out) {
+                             const ShapeList& list) {
   std::string text = fmt::format(
       "# Self-check: {} against {}\n\n"
       "Speed ratio = {} time / {} time at the same M (above 1: ours faster). Flagged M: `analyze`'s default "
@@ -161,11 +161,12 @@ std::string summary_markdown(const std::vector<ShapeRow>& rows, const Totals& to
                         ratio_text(row.geomean_ratio), worst, ratio_text(row.geomean_ratio_large_m), row.slower_points,
                         uses_text(row.shape));
   }
-  if (!left_out.empty()) {
-    text += "\n## Layers not swept\n\n| model | module | TP | N | K | why |\n| --- | --- | ---: | ---: | ---: | --- |\n";
-    for (const LeftOut& layer : left_out)
-      text += fmt::format("| {} | {} | {} | {} | {} | {} |\n", layer.use.model, layer.use.module, layer.use.tp, layer.n,
-                          layer.k, layer.reason);
+  if (!list.left_out.empty()) {
+    text += "\n## Layers not swept\n\n| model | module | TP | N | K | (N, K) swept for another layer | why |\n"
+            "| --- | --- | ---: | ---: | ---: | --- | --- |\n";
+    for (const LeftOut& layer : list.left_out)
+      text += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", layer.use.model, layer.use.module, layer.use.tp,
+                          layer.n, layer.k, list.sweeps(layer.n, layer.k) ? "yes" : "no", layer.reason);
   }
   return text;
 }

@@ -73,7 +73,7 @@ struct KernelNames {
   std::string ours, baseline;
 };
 std::string summary_markdown(const std::vector<ShapeRow>& rows, const Totals& totals, const KernelNames& kernels,
-                             const std::vector<LeftOut>& left_out);
+                             const ShapeList& list);
 std::string summary_csv(const std::vector<ShapeRow>& rows);
 // The targets, one line each, for the terminal.
 std::string targets_text(const Totals& totals);
