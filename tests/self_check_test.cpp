@@ -113,6 +113,25 @@ TEST(SelfCheckShapes, RawShapesJoinTheListOnceAndBadOnesAreRefused) {
   EXPECT_THROW(add_raw_shapes(list, ""), UserError);
 }
 
+TEST(SelfCheckShapes, AnHfConfigGivesTheLayersItsCatalogEntryGivesButOutsideTheCatalog) {
+  const ModelCatalog catalog = ModelCatalog::load_default();
+  ModelCatalog one_model;
+  one_model.add(catalog.model("llama3_8b"));
+  ShapeList from_catalog;
+  add_model_shapes(from_catalog, one_model, true);
+  ModelCatalog outside;
+  outside.add(model_from_hf_config(SHAPESCOPE_SOURCE_DIR "/tests/data/hf_configs/llama3_8b.json", "llama3_8b"));
+  ShapeList from_config;
+  add_model_shapes(from_config, outside, false);
+  ASSERT_EQ(from_config.shapes.size(), from_catalog.shapes.size());
+  for (std::size_t i = 0; i < from_config.shapes.size(); ++i) {
+    EXPECT_EQ(from_config.shapes[i].n, from_catalog.shapes[i].n);
+    EXPECT_EQ(from_config.shapes[i].k, from_catalog.shapes[i].k);
+    EXPECT_TRUE(from_config.shapes[i].outside_catalog());
+    EXPECT_FALSE(from_config.shapes[i].in_catalog());
+  }
+}
+
 // A kernel's analyzed profile over M = 16, 32, ..., 16 * points, every time `time_us` except where `times` says.
 KernelResult profile_of(int points, double time_us, std::map<int64_t, double> times = {},
                         std::vector<int64_t> flagged = {}) {
@@ -264,6 +283,17 @@ TEST_F(SelfCheckCli, ATimeBudgetEndsTheRunCleanlyAndTheNextRunFinishes) {
   const Outcome finished = run();
   ASSERT_EQ(finished.exit_code, 0) << finished.stderr_text;
   EXPECT_NE(finished.stdout_text.find("self-check: complete, 12 points"), std::string::npos) << finished.stdout_text;
+}
+
+TEST_F(SelfCheckCli, ListsTheShapesOfAnHfConfigWithoutMeasuring) {
+  const Outcome listed = testing_support::run_tool(
+      binary(), "--list-shapes --no-catalog --no-named-extras --hf-config " SHAPESCOPE_SOURCE_DIR
+                "/tests/data/hf_configs/llama3_8b.json --shapes 7168,12288");
+  ASSERT_EQ(listed.exit_code, 0) << listed.stderr_text;
+  EXPECT_NE(listed.stdout_text.find("4096,4096,no,llama3_8b/o_proj/tp1\n"), std::string::npos) << listed.stdout_text;
+  EXPECT_NE(listed.stdout_text.find("7168,12288,no,--shapes/7168,12288"), std::string::npos) << listed.stdout_text;
+  EXPECT_NE(listed.stdout_text.find("on an H100 with graph timing"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(scratch_.path() / "out"));
 }
 
 TEST_F(SelfCheckCli, BadInputIsOneLineAndExit2) {

@@ -127,7 +127,11 @@ KernelResult analyze_profile(const std::filesystem::path& csv, const std::filesy
   request.inputs = {csv.string()};
   request.out_dir = analyses;
   std::ostringstream text;
-  analyze::run_analyze(request, text);
+  try {
+    analyze::run_analyze(request, text);
+  } catch (const UserError& error) {  // what `analyze` would say about this file; the other files still count
+    text << "analyze: " << error.what() << "\n";
+  }
   write_file_atomically(analyses / (csv.stem().string() + ".txt"), text.str());
   return result;
 }
