@@ -1,8 +1,9 @@
 #!/bin/bash
 # One device call of the self-check (docs/self_check.md): resumes from the results committed in RESULTS_DIR,
 # measures for at most BUDGET seconds, analyzes every profile, and leaves in $OUT
-#   self_check.tar   RESULTS_DIR's new content: summary.md, summary.csv, self_check.json, analyses/ (plain) and
-#                    raw.tar.xz (every raw profile, compressed); extract it over RESULTS_DIR and commit
+#   self_check.tar   RESULTS_DIR's new content: README.md (one line per call: date, GPU, build, how far),
+#                    summary.md, summary.csv, self_check.json, analyses/ (plain) and raw.tar.xz (every raw
+#                    profile, compressed); extract it over RESULTS_DIR and commit
 #   summary.md       the table, to read at once
 #   self_check.log   what the run printed
 #   bash scripts/self_check_device.sh RESULTS_DIR [BUDGET_SECONDS] [BIN_DIR]
@@ -25,6 +26,14 @@ if [ -f "$results/raw.tar.xz" ]; then
   tar -xJf "$results/raw.tar.xz" -C "$work" || exit 1
 fi
 [ -f "$results/self_check.json" ] && cp "$results/self_check.json" "$work/"
+if [ -f "$results/README.md" ]; then
+  cp "$results/README.md" "$work/"
+else
+  printf '%s\n' "# Self-check results" "" \
+    "Made by scripts/self_check_device.sh (docs/self_check.md): summary.md is the table, analyses/ holds what" \
+    "analyze printed and wrote for each profile, raw.tar.xz the profiles (tar -xJf raw.tar.xz). One line per device call:" \
+    "" > "$work/README.md"
+fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
   > "$out/self_check.log" 2>&1
 # SIGINT past the budget (a point that hangs): the run keeps what it measured and still writes the summary.
@@ -32,6 +41,10 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
   >> "$out/self_check.log" 2>&1
 rc=$?
 echo "self_check rc=$rc" >> "$out/self_check.log"
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
+build=$(grep -ho '"git_commit": "[^"]*"' "$work"/raw/*.json 2>/dev/null | sort -u | cut -d'"' -f4 | paste -sd' ')
+echo "- $(date -u +%Y-%m-%dT%H:%MZ), ${gpu:-no GPU}, build ${build:-?}, budget ${budget} s: $(grep '^self-check: \(complete\|incomplete\)' "$out/self_check.log" | tail -n1) (rc $rc)" \
+  >> "$work/README.md"
 (cd "$work" && tar -cJf raw.tar.xz raw && rm -rf raw) || exit 1
 tar -cf "$out/self_check.tar" -C "$work" . || exit 1
 cp "$work/summary.md" "$out/" 2>/dev/null
