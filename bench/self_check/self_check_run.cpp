@@ -1,13 +1,14 @@
 #include "bench/self_check/self_check_run.hpp"
 
+#include <signal.h>
+#include <sys/time.h>
+
+#include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <fstream>
-#include <mutex>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -79,37 +80,43 @@ std::string duration_text(double seconds) {
   return whole >= 60 ? fmt::format("{}m{:02}s", whole / 60, whole % 60) : fmt::format("{}s", whole);
 }
 
-// Sets the interrupt flag when the time budget runs out, so the sweep stops after its current point and keeps it.
-class BudgetWatch {
+// The time budget as a one-shot SIGALRM whose handler raises the interrupt flag, as SIGINT's does: the sweep stops
+// after its current point and keeps it.
+volatile sig_atomic_t budget_spent = 0;
+extern "C" void on_budget_spent(int) {
+  budget_spent = 1;
+  set_interrupt_requested(true);
+}
+
+class BudgetAlarm {
  public:
-  explicit BudgetWatch(double seconds) {
+  explicit BudgetAlarm(double seconds) {
+    budget_spent = 0;
     if (seconds <= 0) return;
-    thread_ = std::thread([this, seconds] {
-      std::unique_lock lock(mutex_);
-      if (!wake_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; })) {
-        fired_ = true;
-        set_interrupt_requested(true);
-      }
-    });
+    struct sigaction action {};
+    action.sa_handler = on_budget_spent;
+    action.sa_flags = SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGALRM, &action, &previous_);
+    itimerval timer{};
+    timer.it_value.tv_sec = time_t(seconds);
+    timer.it_value.tv_usec = std::max<suseconds_t>(1, suseconds_t((seconds - double(timer.it_value.tv_sec)) * 1e6));
+    setitimer(ITIMER_REAL, &timer, nullptr);
+    armed_ = true;
   }
-  ~BudgetWatch() {
-    {
-      const std::lock_guard lock(mutex_);
-      done_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable()) thread_.join();
+  ~BudgetAlarm() {
+    if (!armed_) return;
+    const itimerval off{};
+    setitimer(ITIMER_REAL, &off, nullptr);
+    sigaction(SIGALRM, &previous_, nullptr);
   }
-  bool fired() {
-    const std::lock_guard lock(mutex_);
-    return fired_;
-  }
+  BudgetAlarm(const BudgetAlarm&) = delete;
+  BudgetAlarm& operator=(const BudgetAlarm&) = delete;
+  bool spent() const { return budget_spent != 0; }
 
  private:
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool done_ = false, fired_ = false;
-  std::thread thread_;
+  struct sigaction previous_ {};
+  bool armed_ = false;
 };
 
 KernelResult analyze_profile(const std::filesystem::path& csv, const std::filesystem::path& analyses) {
@@ -219,7 +226,7 @@ SweepOutcome sweep_shapes(const ShapeList& list, const SelfCheckOptions& options
   if (outcome.points_done == outcome.points) return outcome;
 
   const auto device_lock = profiler::hold_sweep_device(*setup.device, profiler::parse_busy_policy("wait"));
-  BudgetWatch budget(options.time_budget_s);
+  BudgetAlarm budget(options.time_budget_s);
   const auto start = Clock::now();
   const std::shared_ptr<profiler::DeviceBaseline> baseline = profiler::measure_device_baseline(*setup.device, setup.plan);
   double measured_seconds = 0, measured_estimate = 0;
@@ -250,8 +257,8 @@ SweepOutcome sweep_shapes(const ShapeList& list, const SelfCheckOptions& options
     done[i] = now_done;
   }
   outcome.stopped = outcome.points_done < outcome.points;
-  outcome.interrupted = interrupt_requested() && !budget.fired();
-  if (budget.fired()) set_interrupt_requested(false);  // the budget's stop is over; the analysis runs in full
+  outcome.interrupted = interrupt_requested() && !budget.spent();
+  if (budget.spent()) set_interrupt_requested(false);  // the budget's stop is over; the analysis runs in full
   fmt::print(stderr, "self-check: measured for {} (device baseline included)\n",
              duration_text(std::chrono::duration<double>(Clock::now() - start).count()));
   return outcome;
