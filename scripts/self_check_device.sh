@@ -22,9 +22,12 @@ if ! ldconfig -p | grep -q libgomp.so.1 && [ -d "$bin_dir/../devlib" ]; then
 fi
 export SHAPESCOPE_MODELS_DIR=$PWD/models
 work=$(mktemp -d /tmp/self_check.XXXXXX)
-if [ -f "$results/raw.tar.xz" ]; then
-  tar -xJf "$results/raw.tar.xz" -C "$work" || exit 1
-fi
+# The raw profiles travel as raw.tar.xz (raw.tar.gz where this machine has no xz).
+packed=raw.tar.xz
+command -v xz > /dev/null || packed=raw.tar.gz
+for earlier in "$results/raw.tar.xz" "$results/raw.tar.gz"; do
+  if [ -f "$earlier" ]; then tar -xf "$earlier" -C "$work" || exit 1; fi
+done
 [ -f "$results/self_check.json" ] && cp "$results/self_check.json" "$work/"
 if [ -f "$results/README.md" ]; then
   cp "$results/README.md" "$work/"
@@ -37,7 +40,8 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
   > "$out/self_check.log" 2>&1
 # SIGINT past the budget (a point that hangs): the run keeps what it measured and still writes the summary.
-(cd "$work" && timeout -s INT -k 30 $((budget + 90)) "$bin_dir/self_check" --out . --time-budget "$budget" ${SELF_CHECK_ARGS:-}) \
+limit=$(awk -v budget="$budget" 'BEGIN { printf "%d", budget + 90 }')
+(cd "$work" && timeout -s INT -k 30 "$limit" "$bin_dir/self_check" --out . --time-budget "$budget" ${SELF_CHECK_ARGS:-}) \
   >> "$out/self_check.log" 2>&1
 rc=$?
 echo "self_check rc=$rc" >> "$out/self_check.log"
@@ -45,10 +49,10 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
 build=$(grep -ho '"git_commit": "[^"]*"' "$work"/raw/*.json 2>/dev/null | sort -u | cut -d'"' -f4 | paste -sd' ')
 echo "- $(date -u +%Y-%m-%dT%H:%MZ), ${gpu:-no GPU}, build ${build:-?}, budget ${budget} s: $(grep '^self-check: \(complete\|incomplete\)' "$out/self_check.log" | tail -n1) (rc $rc)" \
   >> "$work/README.md"
-(cd "$work" && tar -cJf raw.tar.xz raw && rm -rf raw) || exit 1
+if [ -d "$work/raw" ]; then (cd "$work" && tar -caf "$packed" raw && rm -rf raw) || exit 1; fi
 tar -cf "$out/self_check.tar" -C "$work" . || exit 1
 cp "$work/summary.md" "$out/" 2>/dev/null
 grep -E "^self-check|^  (met|missed|n/a) " "$out/self_check.log"
-ls -la "$work/raw.tar.xz" "$out/self_check.tar"
+ls -la "$work/$packed" "$out/self_check.tar"
 rm -rf "$work"
 exit $rc
