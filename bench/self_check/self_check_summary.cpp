@@ -115,7 +115,7 @@ Totals total(const std::vector<ShapeRow>& rows) {
                                    t.compared_points, t.shapes_never_slower, t.shapes_compared),
                        t.slower_points == 0, all_partial, t.compared_points > 0});
   t.targets.push_back({"M >= 1024: >= 1.1x the baseline (geometric mean over the shapes' M)",
-                       fmt::format("{}x", ratio_text(t.geomean_ratio_large_m)),
+                       t.geomean_ratio_large_m ? fmt::format("{:.3f}x", *t.geomean_ratio_large_m) : "-",
                        t.geomean_ratio_large_m && *t.geomean_ratio_large_m >= kLargeMRatio, all_partial,
                        t.geomean_ratio_large_m.has_value()});
   return t;
