@@ -103,6 +103,7 @@ int run(int argc, char** argv) {
     return 0;
   }
   const RunSettings settings = summarize_only ? read_settings(options.out) : resolve_settings(options);
+  if (summarize_only) check_measured_for(list, options.out);
   SweepOutcome outcome;
   if (!summarize_only) outcome = sweep_shapes(list, options, settings);
   const Totals totals = write_summary(analyze_shapes(list, options.out, settings), list, options.out, settings);

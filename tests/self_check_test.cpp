@@ -177,6 +177,8 @@ TEST(SelfCheckSummary, CountsOnASmallSyntheticProfileSet) {
   EXPECT_EQ(totals.outside_shapes, 1);
   EXPECT_EQ(totals.outside_clean, 1);
   EXPECT_EQ(totals.slower_points, 1);
+  EXPECT_EQ(totals.flagged_ours, 3);
+  EXPECT_EQ(totals.flagged_baseline, 3);
   EXPECT_EQ(totals.shapes_never_slower, 4);
   EXPECT_EQ(totals.shapes_compared, 5);
   // M >= 1024: 137 of the 200 M per shape; shape 1 at 1.25, shape 2 once at 10/11, shape 4 up to M = 3040.
@@ -311,6 +313,12 @@ TEST_F(SelfCheckCli, BadInputIsOneLineAndExit2) {
   const Outcome other = run("--timing kernel");
   EXPECT_EQ(other.exit_code, 2);
   EXPECT_NE(other.stderr_text.find("was measured with"), std::string::npos) << other.stderr_text;
+  // Summarizing needs the run's shape options: the catalog's list is not what this folder measured.
+  const Outcome catalog = testing_support::run_tool(binary(), "--summarize-only --out " +
+                                                                  (scratch_.path() / "out").string());
+  EXPECT_EQ(catalog.exit_code, 2);
+  EXPECT_NE(catalog.stderr_text.find("was measured for 2 shapes"), std::string::npos) << catalog.stderr_text;
+  EXPECT_EQ(run("--summarize-only").exit_code, 0);
   const Outcome no_folder = testing_support::run_tool(binary(), "--summarize-only --out " +
                                                                     (scratch_.path() / "none").string());
   EXPECT_EQ(no_folder.exit_code, 2);

@@ -65,9 +65,30 @@ int64_t rows_at(const std::filesystem::path& csv, const std::set<int64_t>& m_val
   return rows;
 }
 
-nlohmann::json settings_json(const RunSettings& s) {
-  return {{"backend", s.backend}, {"ours", s.ours}, {"baseline", s.baseline}, {"timing", s.timing},
-          {"m_range", s.m_range}};
+// "N,K" of every shape of the list, in order: what a folder is measured for.
+std::vector<std::string> shape_keys(const ShapeList& list) {
+  std::vector<std::string> keys;
+  for (const CheckShape& shape : list.shapes) keys.push_back(fmt::format("{},{}", shape.n, shape.k));
+  return keys;
+}
+
+nlohmann::json settings_json(const RunSettings& s, const ShapeList& list) {
+  return {{"backend", s.backend}, {"ours", s.ours},       {"baseline", s.baseline},
+          {"timing", s.timing},   {"m_range", s.m_range}, {"shapes", shape_keys(list)}};
+}
+
+// OUT/self_check.json. Throws UserError when it is missing or malformed.
+nlohmann::json read_manifest(const std::filesystem::path& out) {
+  const std::filesystem::path path = out / kSettingsFile;
+  std::ifstream in(path);
+  if (!in) throw UserError(fmt::format("{} not found; give the --out folder of a self-check run", path.string()));
+  try {
+    nlohmann::json manifest = nlohmann::json::parse(in);
+    manifest.at("shapes").get<std::vector<std::string>>();
+    return manifest;
+  } catch (const nlohmann::json::exception& error) {
+    throw UserError(fmt::format("{}: {}; remove it and rerun the self-check", path.string(), error.what()));
+  }
 }
 
 std::string settings_text(const RunSettings& s) {
@@ -164,15 +185,20 @@ RunSettings resolve_settings(const SelfCheckOptions& options) {
 }
 
 RunSettings read_settings(const std::filesystem::path& out) {
-  const std::filesystem::path path = out / kSettingsFile;
-  std::ifstream in(path);
-  if (!in) throw UserError(fmt::format("{} not found; give the --out folder of a self-check run", path.string()));
+  const nlohmann::json j = read_manifest(out);
   try {
-    const nlohmann::json j = nlohmann::json::parse(in);
     return {j.at("backend"), j.at("ours"), j.at("baseline"), j.at("timing"), j.at("m_range")};
   } catch (const nlohmann::json::exception& error) {
-    throw UserError(fmt::format("{}: {}; remove it and rerun the self-check", path.string(), error.what()));
+    throw UserError(fmt::format("{}: {}; remove it and rerun the self-check", (out / kSettingsFile).string(), error.what()));
   }
+}
+
+void check_measured_for(const ShapeList& list, const std::filesystem::path& out) {
+  const auto measured = read_manifest(out).at("shapes").get<std::vector<std::string>>();
+  if (measured != shape_keys(list))
+    throw UserError(fmt::format("{} was measured for {} shapes, these options give {}; give the run's --no-catalog, "
+                                "--no-named-extras, --shapes and --hf-config",
+                                out.string(), measured.size(), list.shapes.size()));
 }
 
 SweepOutcome sweep_shapes(const ShapeList& list, const SelfCheckOptions& options, const RunSettings& settings) {
@@ -201,7 +227,7 @@ SweepOutcome sweep_shapes(const ShapeList& list, const SelfCheckOptions& options
   if (options.time_budget_s < 0) throw UserError(fmt::format("--time-budget {}: give 0 (none) or more seconds", options.time_budget_s));
   // Every check of `profile` (kernels on this backend, M range, a folder measured by another build) before any work.
   profiler::SweepSetup setup = profiler::prepare_sweep(request);
-  write_file_atomically(options.out / kSettingsFile, json_text(settings_json(settings), 2));
+  write_file_atomically(options.out / kSettingsFile, json_text(settings_json(settings, list), 2));
 
   const std::vector<int64_t>& m_values = setup.plan.m_values;
   const std::set<int64_t> wanted(m_values.begin(), m_values.end());

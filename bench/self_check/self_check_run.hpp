@@ -48,7 +48,10 @@ struct SweepOutcome {
 SweepOutcome sweep_shapes(const ShapeList& list, const SelfCheckOptions& options, const RunSettings& settings);
 
 // The settings a folder was measured with (OUT/self_check.json). Throws UserError when it has none.
+// A rerun may change the shapes (the rows of every shape stay); the last run's list is recorded.
 RunSettings read_settings(const std::filesystem::path& out);
+// Throws UserError unless the folder's last run swept exactly `list` (--summarize-only with the run's shape options).
+void check_measured_for(const ShapeList& list, const std::filesystem::path& out);
 
 // Analyzes every profile of OUT/raw into OUT/analyses and returns the table's rows (a missing profile: an
 // incomplete row).

@@ -80,6 +80,8 @@ Totals total(const std::vector<ShapeRow>& rows) {
       t.outside_complete += row.complete();
       t.outside_clean += clean && within;
     }
+    t.flagged_ours += int64_t(row.ours.flagged_m.size());
+    t.flagged_baseline += int64_t(row.baseline.flagged_m.size());
     if (row.compared_points > 0) {
       ++t.shapes_compared;
       t.shapes_never_slower += row.slower_points == 0;
@@ -144,9 +146,10 @@ std::string summary_markdown(const std::vector<ShapeRow>& rows, const Totals& to
     text += fmt::format("| {} | {} | {}{} |\n", target.goal, target.measured, status_of(target),
                         target.partial && target.covered ? " (incomplete)" : "");
   text += fmt::format(
-      "\nCatalog shapes: {} ({} measured at every M); shapes from models outside the catalog: {}. Geometric-mean "
-      "speed ratio over every compared M: {}; over M >= {}: {}.\n\n",
-      totals.catalog_shapes, totals.catalog_complete, totals.outside_shapes, ratio_text(totals.geomean_ratio), kLargeM,
+      "\nCatalog shapes: {} ({} measured at every M); shapes from models outside the catalog: {}. Flagged M over every "
+      "shape: {} of {}, {} of {}. Geometric-mean speed ratio over every compared M: {}; over M >= {}: {}.\n\n",
+      totals.catalog_shapes, totals.catalog_complete, totals.outside_shapes, totals.flagged_ours, kernels.ours,
+      totals.flagged_baseline, kernels.baseline, ratio_text(totals.geomean_ratio), kLargeM,
       ratio_text(totals.geomean_ratio_large_m));
   text += fmt::format(
       "## Shapes\n\n| N | K | flagged M {} | flagged M {} | share flagged (ours) | ratio geomean | worst ratio (M) | "

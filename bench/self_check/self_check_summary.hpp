@@ -56,6 +56,7 @@ struct Totals {
   int64_t catalog_zero_flagged = 0, catalog_within_half_percent = 0;
   int64_t outside_shapes = 0, outside_complete = 0, outside_clean = 0;
   int64_t shapes_compared = 0, shapes_never_slower = 0, slower_points = 0, compared_points = 0;
+  int64_t flagged_ours = 0, flagged_baseline = 0;  // flagged M over every shape
   std::optional<double> geomean_ratio, geomean_ratio_large_m;
   std::vector<Target> targets;
 };
