@@ -2,9 +2,10 @@
 // block-scaled models run at TP 1/2/4/8 (plus shapes of models outside it), M 16..4096 step 16, graph timing;
 // `analyze` on every profile; a table of flagged M side by side and the targets, met or missed.
 // Resumable: a rerun keeps every point in --out and measures the rest (docs/self_check.md).
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <fmt/format.h>
 
 #include "bench/bench_main.hpp"
 #include "bench/self_check/self_check_estimate.hpp"
@@ -51,10 +52,10 @@ std::string plan_text(const ShapeList& list, const std::string& m_range) {
   std::string text = shape_list_text(list);
   int64_t catalog = 0;
   for (const CheckShape& shape : list.shapes) catalog += shape.in_catalog();
-  text += fmt::format("\n{} distinct shapes ({} from the catalog), {} M each, 2 kernels: {} points; about {:.0f} s "
-                      "({:.1f} min) on an H100 with graph timing\n",
-                      list.shapes.size(), catalog, m_values.size(), 2 * m_values.size() * list.shapes.size(), seconds,
-                      seconds / 60);
+  text += fmt::format(
+      "\n{} distinct shapes ({} from the catalog), {} M each, 2 kernels: {} points; about {:.0f} s "
+      "({:.1f} min) on an H100 with graph timing\n",
+      list.shapes.size(), catalog, m_values.size(), 2 * m_values.size() * list.shapes.size(), seconds, seconds / 60);
   return text;
 }
 
@@ -84,7 +85,8 @@ int run(int argc, char** argv) {
                  "a Hugging Face config.json of a model outside the catalog: its layers at TP 1/2/4/8 (repeatable)");
   app.add_flag("--no-catalog", no_catalog, "leave out the catalog's shapes");
   app.add_flag("--no-named-extras", no_named_extras, "leave out the three named shapes of models outside the catalog");
-  app.add_flag("--list-shapes", list_shapes, "print the shapes, the layers left out and the time estimate; measure nothing");
+  app.add_flag("--list-shapes", list_shapes,
+               "print the shapes, the layers left out and the time estimate; measure nothing");
   app.add_flag("--summarize-only", summarize_only, "analyze --out's profiles and write the summary; measure nothing");
   app.add_option("--peak-tflops", options.peak_tflops, "MFU peak override in TFLOP/s");
   app.add_option("--threads", options.threads, "CPU threads (0: all cores)")->capture_default_str();

@@ -34,7 +34,8 @@ const CheckShape* find_shape(const ShapeList& list, int64_t n, int64_t k) {
 }
 
 bool left_out_has(const ShapeList& list, const ShapeUse& use) {
-  return std::any_of(list.left_out.begin(), list.left_out.end(), [&](const LeftOut& layer) { return layer.use == use; });
+  return std::any_of(list.left_out.begin(), list.left_out.end(),
+                     [&](const LeftOut& layer) { return layer.use == use; });
 }
 
 TEST(SelfCheckShapes, EveryCatalogLayerIsSweptOrLeftOutAsProfilePlansIt) {
@@ -60,8 +61,8 @@ TEST(SelfCheckShapes, EveryCatalogLayerIsSweptOrLeftOutAsProfilePlansIt) {
       for (const GemmProblem& problem : setup.plan.problems) {
         ++planned;
         const ShapeUse use{model.name, problem.module, tp, true};
-        const bool sweepable = problem.format == BlockFormatId::fp8_blockscale && problem.batch_count == 1 &&
-                               !problem.cuts_scale_block;
+        const bool sweepable =
+            problem.format == BlockFormatId::fp8_blockscale && problem.batch_count == 1 && !problem.cuts_scale_block;
         const CheckShape* shape = find_shape(list, problem.n, problem.k);
         if (sweepable) {
           ++swept;
@@ -150,10 +151,11 @@ TEST(SelfCheckSummary, CountsOnASmallSyntheticProfileSet) {
   constexpr int kPoints = 200;  // M 16 ... 3200: 0.5% of it is one M
   std::vector<ShapeRow> rows;
   // Clean, ours 1.25x faster everywhere; the baseline has 3 flagged M.
-  rows.push_back(compare_shape(catalog_shape(1), profile_of(kPoints, 8), profile_of(kPoints, 10, {}, {32, 48, 64}), kPoints));
+  rows.push_back(
+      compare_shape(catalog_shape(1), profile_of(kPoints, 8), profile_of(kPoints, 10, {}, {32, 48, 64}), kPoints));
   // One flagged M (0.5%: within), one M where ours is 10% slower.
-  rows.push_back(compare_shape(catalog_shape(2), profile_of(kPoints, 10, {{1600, 11}}, {1600}), profile_of(kPoints, 10),
-                               kPoints));
+  rows.push_back(
+      compare_shape(catalog_shape(2), profile_of(kPoints, 10, {{1600, 11}}, {1600}), profile_of(kPoints, 10), kPoints));
   // Two flagged M (1%): over the per-shape bound.
   rows.push_back(
       compare_shape(catalog_shape(3), profile_of(kPoints, 10, {}, {512, 528}), profile_of(kPoints, 10), kPoints));
@@ -255,7 +257,8 @@ TEST_F(SelfCheckCli, RunsResumesWithoutRemeasuringAndSummarizes) {
   const Outcome resumed = run();
   ASSERT_EQ(resumed.exit_code, 0) << resumed.stderr_text;
   EXPECT_NE(resumed.stderr_text.find("10 already in"), std::string::npos) << resumed.stderr_text;
-  EXPECT_NE(resumed.stderr_text.find("N=256 K=256: 2 points measured, 4 kept"), std::string::npos) << resumed.stderr_text;
+  EXPECT_NE(resumed.stderr_text.find("N=256 K=256: 2 points measured, 4 kept"), std::string::npos)
+      << resumed.stderr_text;
   EXPECT_EQ(resumed.stderr_text.find("N=128 K=256"), std::string::npos) << "a complete shape was measured again";
   const std::map<std::string, std::string> after = times(ours);
   ASSERT_EQ(after.size(), 3u);
@@ -305,8 +308,8 @@ TEST_F(SelfCheckCli, BadInputIsOneLineAndExit2) {
     const Outcome outcome = run(extra);
     EXPECT_EQ(outcome.exit_code, 2) << extra << "\n" << outcome.stderr_text;
     EXPECT_EQ(outcome.stdout_text, "") << extra;
-    EXPECT_EQ(std::count(outcome.stderr_text.begin(), outcome.stderr_text.end(), '\n'), 1)
-        << extra << "\n" << outcome.stderr_text;
+    EXPECT_EQ(std::count(outcome.stderr_text.begin(), outcome.stderr_text.end(), '\n'), 1) << extra << "\n"
+                                                                                           << outcome.stderr_text;
   }
   // A folder measured with other settings is refused before any work.
   ASSERT_EQ(run().exit_code, 0);
@@ -314,13 +317,13 @@ TEST_F(SelfCheckCli, BadInputIsOneLineAndExit2) {
   EXPECT_EQ(other.exit_code, 2);
   EXPECT_NE(other.stderr_text.find("was measured with"), std::string::npos) << other.stderr_text;
   // Summarizing needs the run's shape options: the catalog's list is not what this folder measured.
-  const Outcome catalog = testing_support::run_tool(binary(), "--summarize-only --out " +
-                                                                  (scratch_.path() / "out").string());
+  const Outcome catalog =
+      testing_support::run_tool(binary(), "--summarize-only --out " + (scratch_.path() / "out").string());
   EXPECT_EQ(catalog.exit_code, 2);
   EXPECT_NE(catalog.stderr_text.find("was measured for 2 shapes"), std::string::npos) << catalog.stderr_text;
   EXPECT_EQ(run("--summarize-only").exit_code, 0);
-  const Outcome no_folder = testing_support::run_tool(binary(), "--summarize-only --out " +
-                                                                    (scratch_.path() / "none").string());
+  const Outcome no_folder =
+      testing_support::run_tool(binary(), "--summarize-only --out " + (scratch_.path() / "none").string());
   EXPECT_EQ(no_folder.exit_code, 2);
   EXPECT_EQ(no_folder.stdout_text, "");
 }

@@ -1,5 +1,6 @@
 #include "bench/self_check/self_check_run.hpp"
 
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/time.h>
 
@@ -7,11 +8,9 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "analyze/analysis.hpp"
 #include "analyze/analyze_command.hpp"
@@ -43,8 +42,8 @@ GemmProblem raw_problem(const CheckShape& shape) {
   return problem;
 }
 
-std::filesystem::path profile_path(const std::filesystem::path& out, const CheckShape& shape,
-                                   const std::string& kernel, const RunSettings& settings) {
+std::filesystem::path profile_path(const std::filesystem::path& out, const CheckShape& shape, const std::string& kernel,
+                                   const RunSettings& settings) {
   return raw_dir(out) /
          profiler::profile_file_name(raw_problem(shape), kernel, kernels::parse_timing_mode(settings.timing));
 }
@@ -145,7 +144,8 @@ KernelResult analyze_profile(const std::filesystem::path& csv, const std::filesy
   if (!std::filesystem::exists(csv) || csv::read_file(csv).rows.empty()) return result;
   const std::vector<analyze::Series> series = analyze::read_series_file(csv.string(), analyze::ReadOptions{});
   const analyze::Series& profile = series.front();
-  const analyze::SeriesAnalysis analysis = analyze::analyze_series(profile, analyze::AnalysisOptions{}, analyze::MWeights());
+  const analyze::SeriesAnalysis analysis =
+      analyze::analyze_series(profile, analyze::AnalysisOptions{}, analyze::MWeights());
   result.present = true;
   for (const analyze::SeriesPoint& point : profile.points) result.time_us[point.m] = point.time_us;
   result.failed = int64_t(profile.excluded.size());
@@ -174,8 +174,9 @@ RunSettings resolve_settings(const SelfCheckOptions& options) {
   settings.backend = options.backend == "auto" ? (kernels::cuda_device_count() > 0 ? "cuda" : "cpu") : options.backend;
   const bool gpu = settings.backend == "cuda";
   settings.ours = !options.ours.empty() ? options.ours : gpu ? "fp8_blockscale" : "cpu_fp8_blockscale";
-  settings.baseline =
-      !options.baseline.empty() ? options.baseline : gpu ? "cublaslt_fp8_blockscale" : "cpu_a16w8_blockscale";
+  settings.baseline = !options.baseline.empty() ? options.baseline
+                      : gpu                     ? "cublaslt_fp8_blockscale"
+                                                : "cpu_a16w8_blockscale";
   if (settings.ours == settings.baseline)
     throw UserError(fmt::format("--ours and --baseline both name {}; give two kernels", settings.ours));
   settings.timing = !options.timing.empty() ? options.timing : gpu ? "graph" : "events";
@@ -189,16 +190,18 @@ RunSettings read_settings(const std::filesystem::path& out) {
   try {
     return {j.at("backend"), j.at("ours"), j.at("baseline"), j.at("timing"), j.at("m_range")};
   } catch (const nlohmann::json::exception& error) {
-    throw UserError(fmt::format("{}: {}; remove it and rerun the self-check", (out / kSettingsFile).string(), error.what()));
+    throw UserError(
+        fmt::format("{}: {}; remove it and rerun the self-check", (out / kSettingsFile).string(), error.what()));
   }
 }
 
 void check_measured_for(const ShapeList& list, const std::filesystem::path& out) {
   const auto measured = read_manifest(out).at("shapes").get<std::vector<std::string>>();
   if (measured != shape_keys(list))
-    throw UserError(fmt::format("{} was measured for {} shapes, these options give {}; give the run's --no-catalog, "
-                                "--no-named-extras, --shapes and --hf-config",
-                                out.string(), measured.size(), list.shapes.size()));
+    throw UserError(
+        fmt::format("{} was measured for {} shapes, these options give {}; give the run's --no-catalog, "
+                    "--no-named-extras, --shapes and --hf-config",
+                    out.string(), measured.size(), list.shapes.size()));
 }
 
 SweepOutcome sweep_shapes(const ShapeList& list, const SelfCheckOptions& options, const RunSettings& settings) {
@@ -206,8 +209,9 @@ SweepOutcome sweep_shapes(const ShapeList& list, const SelfCheckOptions& options
   if (std::filesystem::exists(options.out / kSettingsFile)) {
     const RunSettings before = read_settings(options.out);
     if (!(before == settings))
-      throw UserError(fmt::format("{} was measured with {}; this run asks for {}: use the same options or another --out",
-                                  options.out.string(), settings_text(before), settings_text(settings)));
+      throw UserError(
+          fmt::format("{} was measured with {}; this run asks for {}: use the same options or another --out",
+                      options.out.string(), settings_text(before), settings_text(settings)));
   }
   profiler::ProfileRequest request;
   for (const CheckShape& shape : list.shapes) request.shapes.push_back(fmt::format("{},{}", shape.n, shape.k));
@@ -224,7 +228,8 @@ SweepOutcome sweep_shapes(const ShapeList& list, const SelfCheckOptions& options
   request.threads = options.threads;
   request.warm_up = options.warm_up;
   request.command_line = options.command_line;
-  if (options.time_budget_s < 0) throw UserError(fmt::format("--time-budget {}: give 0 (none) or more seconds", options.time_budget_s));
+  if (options.time_budget_s < 0)
+    throw UserError(fmt::format("--time-budget {}: give 0 (none) or more seconds", options.time_budget_s));
   // Every check of `profile` (kernels on this backend, M range, a folder measured by another build) before any work.
   profiler::SweepSetup setup = profiler::prepare_sweep(request);
   write_file_atomically(options.out / kSettingsFile, json_text(settings_json(settings, list), 2));
@@ -238,29 +243,34 @@ SweepOutcome sweep_shapes(const ShapeList& list, const SelfCheckOptions& options
   SweepOutcome outcome;
   const int64_t per_shape = 2 * int64_t(m_values.size());
   outcome.points = per_shape * int64_t(list.shapes.size());
+  // The estimate of a shape's points not on disk yet, `done` of them being there.
+  const auto estimate_of_rest = [&](const CheckShape& shape, int64_t done) {
+    return estimated_shape_seconds(shape.n, shape.k, m_values, 2) * double(per_shape - done) / double(per_shape);
+  };
   std::vector<int64_t> done;
   double estimate_left = 0;
   for (const CheckShape& shape : list.shapes) {
     done.push_back(rows_of_shape(shape));
     outcome.points_done += done.back();
-    estimate_left += estimated_shape_seconds(shape.n, shape.k, m_values, 2) * double(per_shape - done.back()) /
-                     double(per_shape);
+    estimate_left += estimate_of_rest(shape, done.back());
   }
-  fmt::print(stderr, "self-check: {} shapes x {} M x 2 kernels = {} points, {} already in {}; {} estimated for the rest on an H100\n",
-             list.shapes.size(), m_values.size(), outcome.points, outcome.points_done, raw_dir(options.out).string(),
-             duration_text(estimate_left));
+  fmt::print(
+      stderr,
+      "self-check: {} shapes x {} M x 2 kernels = {} points, {} already in {}; {} estimated for the rest on an H100\n",
+      list.shapes.size(), m_values.size(), outcome.points, outcome.points_done, raw_dir(options.out).string(),
+      duration_text(estimate_left));
   if (outcome.points_done == outcome.points) return outcome;
 
   const auto device_lock = profiler::hold_sweep_device(*setup.device, profiler::parse_busy_policy("wait"));
   BudgetAlarm budget(options.time_budget_s);
   const auto start = Clock::now();
-  const std::shared_ptr<profiler::DeviceBaseline> baseline = profiler::measure_device_baseline(*setup.device, setup.plan);
+  const std::shared_ptr<profiler::DeviceBaseline> baseline =
+      profiler::measure_device_baseline(*setup.device, setup.plan);
   double measured_seconds = 0, measured_estimate = 0;
   for (std::size_t i = 0; i < list.shapes.size() && !interrupt_requested(); ++i) {
     const CheckShape& shape = list.shapes[i];
     if (done[i] >= per_shape) continue;
-    const double shape_estimate =
-        estimated_shape_seconds(shape.n, shape.k, m_values, 2) * double(per_shape - done[i]) / double(per_shape);
+    const double shape_estimate = estimate_of_rest(shape, done[i]);
     profiler::SweepPlan plan = setup.plan;
     plan.problems = {setup.plan.problems[i]};
     plan.baseline = baseline;
@@ -292,13 +302,15 @@ SweepOutcome sweep_shapes(const ShapeList& list, const SelfCheckOptions& options
 
 std::vector<ShapeRow> analyze_shapes(const ShapeList& list, const std::filesystem::path& out,
                                      const RunSettings& settings) {
-  const std::vector<int64_t> m_values = profiler::resolve_m_sweep(profiler::MSweepSpec{"", {settings.m_range}, {}, false});
+  const std::vector<int64_t> m_values =
+      profiler::resolve_m_sweep(profiler::MSweepSpec{"", {settings.m_range}, {}, false});
   ensure_writable_directory(analyses_dir(out));
   std::vector<ShapeRow> rows;
   for (const CheckShape& shape : list.shapes) {
-    rows.push_back(compare_shape(shape, analyze_profile(profile_path(out, shape, settings.ours, settings), analyses_dir(out)),
-                                 analyze_profile(profile_path(out, shape, settings.baseline, settings), analyses_dir(out)),
-                                 int64_t(m_values.size())));
+    rows.push_back(
+        compare_shape(shape, analyze_profile(profile_path(out, shape, settings.ours, settings), analyses_dir(out)),
+                      analyze_profile(profile_path(out, shape, settings.baseline, settings), analyses_dir(out)),
+                      int64_t(m_values.size())));
   }
   return rows;
 }

@@ -17,15 +17,15 @@ struct SelfCheckOptions {
   std::string backend = "auto";  // auto | cpu | cuda
   std::string ours, baseline;    // "" = the backend's pair (cuda: fp8_blockscale, cublaslt_fp8_blockscale)
   std::string m_range = "16:4096:16";
-  std::string timing;            // "" = graph on a GPU, events on the CPU
+  std::string timing;  // "" = graph on a GPU, events on the CPU
   int warmup_runs = 2;
   int min_samples = 5;
   int max_samples = 2000;
   double max_seconds_per_point = 0.1;
-  double time_budget_s = 0;      // 0: none
-  double peak_tflops = 0;        // 0: the device's peak
-  int threads = 0;               // CPU threads, 0 = all cores
-  bool warm_up = true;           // GPU: settle the SM clock first
+  double time_budget_s = 0;  // 0: none
+  double peak_tflops = 0;    // 0: the device's peak
+  int threads = 0;           // CPU threads, 0 = all cores
+  bool warm_up = true;       // GPU: settle the SM clock first
   std::string command_line;
 };
 
@@ -39,8 +39,8 @@ struct RunSettings {
 RunSettings resolve_settings(const SelfCheckOptions& options);
 
 struct SweepOutcome {
-  bool stopped = false;      // the time budget or a signal ended it before every point was measured
-  bool interrupted = false;  // a signal (SIGINT/SIGTERM)
+  bool stopped = false;                 // the time budget or a signal ended it before every point was measured
+  bool interrupted = false;             // a signal (SIGINT/SIGTERM)
   int64_t points = 0, points_done = 0;  // every point of the plan, and those on disk at the end
 };
 

@@ -1,11 +1,11 @@
 #include "bench/self_check/self_check_shapes.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <charconv>
 #include <string_view>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "common/block_format.hpp"
 #include "common/csv.hpp"
@@ -86,7 +86,8 @@ void add_raw_shapes(ShapeList& list, const std::string& text) {
     rest.remove_prefix(std::min(end + 1, rest.size()));
     const GemmProblem problem = parse_shape(entry, "--shapes");
     if (problem.batch_count != 1)
-      throw UserError(fmt::format("--shapes {}: give N,K pairs without a batch (neither kernel runs batched GEMMs)", entry));
+      throw UserError(
+          fmt::format("--shapes {}: give N,K pairs without a batch (neither kernel runs batched GEMMs)", entry));
     add_use(list.shape(problem.n, problem.k), ShapeUse{"--shapes", entry, 0, false});
   }
   if (text.empty()) throw UserError("--shapes is empty; give N,K;N,K");

@@ -18,7 +18,7 @@ inline constexpr std::array<int, 4> kTpDegrees{1, 2, 4, 8};
 // One layer that runs a shape: a catalog model's module at a TP degree, or a shape named outside the catalog.
 struct ShapeUse {
   std::string model, module;
-  int tp = 1;          // 0: a raw shape (--shapes), no TP degree
+  int tp = 1;           // 0: a raw shape (--shapes), no TP degree
   bool catalog = true;  // false: a model outside the catalog (--hf-config, --shapes, the named extras)
   bool operator==(const ShapeUse&) const = default;
 };

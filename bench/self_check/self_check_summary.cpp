@@ -1,9 +1,9 @@
 #include "bench/self_check/self_check_summary.hpp"
 
-#include <cmath>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <cmath>
 
 #include "common/csv.hpp"
 
@@ -110,8 +110,7 @@ Totals total(const std::vector<ShapeRow>& rows) {
                        t.catalog_within_half_percent == t.catalog_shapes, catalog_partial, t.catalog_shapes > 0});
   t.targets.push_back({"the same on the shapes from models outside the catalog (0 flagged, <= 0.5%)",
                        fmt::format("{} of {} shapes", t.outside_clean, t.outside_shapes),
-                       t.outside_clean == t.outside_shapes, t.outside_complete < t.outside_shapes,
-                       t.outside_shapes > 0});
+                       t.outside_clean == t.outside_shapes, t.outside_complete<t.outside_shapes, t.outside_shapes> 0});
   t.targets.push_back({"never slower than the baseline by more than 5% at any M",
                        fmt::format("{} of {} M slower ({} of {} shapes never slower)", t.slower_points,
                                    t.compared_points, t.shapes_never_slower, t.shapes_compared),
@@ -153,7 +152,8 @@ std::string summary_markdown(const std::vector<ShapeRow>& rows, const Totals& to
       ratio_text(totals.geomean_ratio_large_m));
   text += fmt::format(
       "## Shapes\n\n| N | K | flagged M {} | flagged M {} | share flagged (ours) | ratio geomean | worst ratio (M) | "
-      "ratio M>={} | M >5% slower | used by |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n",
+      "ratio M>={} | M >5% slower | used by |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- "
+      "|\n",
       kernels.ours, kernels.baseline, kLargeM);
   for (const ShapeRow& row : rows) {
     const std::string worst =
@@ -165,8 +165,9 @@ std::string summary_markdown(const std::vector<ShapeRow>& rows, const Totals& to
                         uses_text(row.shape));
   }
   if (!list.left_out.empty()) {
-    text += "\n## Layers not swept\n\n| model | module | TP | N | K | (N, K) swept for another layer | why |\n"
-            "| --- | --- | ---: | ---: | ---: | --- | --- |\n";
+    text +=
+        "\n## Layers not swept\n\n| model | module | TP | N | K | (N, K) swept for another layer | why |\n"
+        "| --- | --- | ---: | ---: | ---: | --- | --- |\n";
     for (const LeftOut& layer : list.left_out)
       text += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", layer.use.model, layer.use.module, layer.use.tp,
                           layer.n, layer.k, list.sweeps(layer.n, layer.k) ? "yes" : "no", layer.reason);
@@ -186,9 +187,8 @@ std::string summary_csv(const std::vector<ShapeRow>& rows) {
                              std::to_string(row.baseline.time_us.size()), std::to_string(row.ours.flagged_m.size()),
                              std::to_string(row.baseline.flagged_m.size()), fmt::format("{:.5f}", row.flagged_share()),
                              ratio_text(row.geomean_ratio), ratio_text(row.worst_ratio),
-                             row.worst_ratio ? std::to_string(row.worst_m) : "",
-                             ratio_text(row.geomean_ratio_large_m), std::to_string(row.slower_points),
-                             fmt::format("{}", fmt::join(row.ours.flagged_m, " ")),
+                             row.worst_ratio ? std::to_string(row.worst_m) : "", ratio_text(row.geomean_ratio_large_m),
+                             std::to_string(row.slower_points), fmt::format("{}", fmt::join(row.ours.flagged_m, " ")),
                              fmt::format("{}", fmt::join(row.baseline.flagged_m, " ")), uses_text(row.shape)});
   }
   return text;

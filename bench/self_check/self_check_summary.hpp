@@ -28,8 +28,8 @@ struct KernelResult {
 struct ShapeRow {
   CheckShape shape;
   KernelResult ours, baseline;
-  int64_t expected_m = 0;  // M values the self-check sweeps
-  bool complete() const;   // both kernels have a row (ok or not) at every M
+  int64_t expected_m = 0;        // M values the self-check sweeps
+  bool complete() const;         // both kernels have a row (ok or not) at every M
   double flagged_share() const;  // ours' flagged M / ours' measured M
   // Speed ratio = baseline time / our time at the M both measured (> 1: ours faster).
   std::optional<double> geomean_ratio, geomean_ratio_large_m, worst_ratio;
@@ -42,8 +42,8 @@ struct ShapeRow {
 ShapeRow compare_shape(const CheckShape& shape, KernelResult ours, KernelResult baseline, int64_t expected_m);
 
 struct Target {
-  std::string goal;     // the wording
-  std::string measured; // what the self-check found
+  std::string goal;      // the wording
+  std::string measured;  // what the self-check found
   bool met = false;
   bool partial = false;  // not every shape it covers is measured yet
   bool covered = true;   // false: the run holds none of the shapes it speaks of (then neither met nor missed)
