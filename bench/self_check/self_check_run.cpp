@@ -243,9 +243,9 @@ SweepOutcome sweep_shapes(const ShapeList& list, const SelfCheckOptions& options
   SweepOutcome outcome;
   const int64_t per_shape = 2 * int64_t(m_values.size());
   outcome.points = per_shape * int64_t(list.shapes.size());
-  // The estimate of a shape's points not on disk yet, `done` of them being there.
-  const auto estimate_of_rest = [&](const CheckShape& shape, int64_t done) {
-    return estimated_shape_seconds(shape.n, shape.k, m_values, 2) * double(per_shape - done) / double(per_shape);
+  // The estimate of a shape's points not on disk yet, `kept` of them being there.
+  const auto estimate_of_rest = [&](const CheckShape& shape, int64_t kept) {
+    return estimated_shape_seconds(shape.n, shape.k, m_values, 2) * double(per_shape - kept) / double(per_shape);
   };
   std::vector<int64_t> done;
   double estimate_left = 0;
