@@ -41,13 +41,14 @@ class ProfileCliTest : public ::testing::Test {
   ScratchDir scratch_;
 };
 
-// `env` ("NAME=value ..."): variables set for this run only.
-inline Outcome run_profile(const std::string& arguments, const std::string& env = "") {
+// Runs `binary` with `arguments` (through the shell: quote what it must not split); `env` ("NAME=value ..."):
+// variables set for this run only.
+inline Outcome run_tool(const std::string& binary, const std::string& arguments, const std::string& env = "") {
   const std::filesystem::path err_file =
       std::filesystem::temp_directory_path() / ("shapescope_cli_stderr_" + std::to_string(::getpid()));
   // `timeout` turns a hang into a failure instead of a stuck test.
   const std::string command =
-      "env " + env + " timeout 120 " + profile_binary() + " " + arguments + " 2>" + err_file.string();
+      "env " + env + " timeout 120 " + binary + " " + arguments + " 2>" + err_file.string();
   Outcome outcome;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return outcome;
@@ -60,6 +61,10 @@ inline Outcome run_profile(const std::string& arguments, const std::string& env 
   outcome.stderr_text.assign(std::istreambuf_iterator<char>(err), {});
   std::filesystem::remove(err_file);
   return outcome;
+}
+
+inline Outcome run_profile(const std::string& arguments, const std::string& env = "") {
+  return run_tool(profile_binary(), arguments, env);
 }
 
 // One line on stderr and nothing on stdout, exit 2, mentioning every expected fragment.
