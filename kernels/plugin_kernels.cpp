@@ -57,15 +57,14 @@ bool valid_name(const std::string& name) {
 std::string text_or(const char* text, const std::string& fallback) { return text && *text ? text : fallback; }
 
 KernelEntry plugin_entry(const std::shared_ptr<PluginKernel>& kernel) {
-  KernelEntry entry;
-  entry.name = kernel->name;
-  entry.backend = kernel->abi.backend == SHAPESCOPE_BACKEND_CUDA ? BackendKind::cuda : BackendKind::cpu;
-  entry.dtype = format_name(kernel->abi.format);
-  entry.formats = formats_text(kernel->abi.format, kernel->abi.flags);
-  entry.formats_taken = {block_format_of(kernel->format)};
-  entry.description = fmt::format("plugin {}: {}", kernel->source, text_or(kernel->abi.description, "(no description)"));
+  KernelEntry entry({.name = kernel->name,
+                     .backend = kernel->abi.backend == SHAPESCOPE_BACKEND_CUDA ? BackendKind::cuda : BackendKind::cpu,
+                     .dtype = format_name(kernel->abi.format),
+                     .formats = formats_text(kernel->abi.format, kernel->abi.flags),
+                     .formats_taken = {block_format_of(kernel->format)},
+                     .description = fmt::format("plugin {}: {}", kernel->source,
+                                                text_or(kernel->abi.description, "(no description)"))});
   entry.batched = true;
-  entry.unsupported_reason = [](const GemmShape&) -> std::optional<std::string> { return std::nullopt; };
   entry.describe_config = [](const GemmShape&) { return std::string("chosen by the plugin"); };
   entry.open = [kernel](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     return device.kind() == BackendKind::cuda ? open_cuda_plugin_session(kernel, device, shape, seed)
