@@ -10,6 +10,13 @@
 
 namespace shapescope::kernels {
 
+// The process-wide entries of one kind, in registration order.
+template <typename Entry>
+std::vector<Entry>& registered_entries() {
+  static std::vector<Entry> entries;
+  return entries;
+}
+
 // Registering a name again replaces its entry, so backends' register_*() calls are idempotent.
 template <typename Entry>
 void register_entry(std::vector<Entry>& entries, Entry entry) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/fp8_rounding.hpp"
 #include "kernels/host_device.hpp"
 
 namespace shapescope::kernels {
@@ -37,43 +38,13 @@ SHAPESCOPE_HD float decode_e4m3fnuz(uint8_t code) {
   return (code >> 7) ? -magnitude : magnitude;
 }
 
-// The 7 low bits nearest to a finite |value| (ties to even) for exponent bias kBias,
-// saturating at kMaxCode.
-template <int kBias, uint8_t kMaxCode>
-SHAPESCOPE_HD uint8_t encode_e4m3_magnitude(uint32_t magnitude_bits) {
-  constexpr float kSmallestNormal = 1.0f / float(1 << (kBias - 1));  // 2^(1-bias)
-  constexpr float kSubnormalSteps = float(1 << (kBias + 2));         // subnormals are a grid of 2^(-2-bias)
-  float magnitude;
-  memcpy(&magnitude, &magnitude_bits, sizeof magnitude);
-  if (magnitude < kSmallestNormal) {
-    return uint8_t(rintf(magnitude * kSubnormalSteps));  // round half to even; 8 is the smallest normal
-  }
-  int exponent = int(magnitude_bits >> 23) - 127 + kBias;
-  uint32_t mantissa = (magnitude_bits & 0x7FFFFFu) >> 20;
-  const uint32_t remainder = magnitude_bits & 0xFFFFFu;
-  if (remainder > 0x80000u || (remainder == 0x80000u && (mantissa & 1u))) ++mantissa;
-  if (mantissa == 8) {
-    mantissa = 0;
-    ++exponent;
-  }
-  if (exponent > 15) return kMaxCode;  // infinity lands here too
-  const uint8_t code = uint8_t(exponent << 3 | int(mantissa));
-  return code > kMaxCode ? kMaxCode : code;
-}
-
-SHAPESCOPE_HD uint8_t encode_e4m3(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof bits);
-  const uint8_t sign = uint8_t((bits >> 31) << 7);
-  if (value != value) return uint8_t(sign | 0x7F);
-  return uint8_t(sign | encode_e4m3_magnitude<7, 0x7E>(bits & 0x7FFFFFFFu));
-}
+SHAPESCOPE_HD uint8_t encode_e4m3(float value) { return encode_ocp_fp8<3, 7, 0x7E>(value); }
 
 SHAPESCOPE_HD uint8_t encode_e4m3fnuz(float value) {
   uint32_t bits;
   memcpy(&bits, &value, sizeof bits);
   if (value != value) return 0x80;
-  const uint8_t code = encode_e4m3_magnitude<8, 0x7F>(bits & 0x7FFFFFFFu);
+  const uint8_t code = encode_fp8_magnitude<3, 8, 0x7F>(bits & 0x7FFFFFFFu);
   return code == 0 ? uint8_t(0) : uint8_t(((bits >> 31) << 7) | code);  // no -0: 0x80 is NaN
 }
 

@@ -5,8 +5,8 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
+#include "kernels/fp8_rounding.hpp"
 #include "kernels/host_device.hpp"
 
 namespace shapescope::kernels {
@@ -22,25 +22,6 @@ SHAPESCOPE_HD float decode_e5m2(uint8_t code) {
   return (code & 0x80) ? -magnitude : magnitude;
 }
 
-SHAPESCOPE_HD uint8_t encode_e5m2(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof bits);
-  const uint8_t sign = uint8_t((bits >> 31) << 7);
-  if (value != value) return uint8_t(sign | 0x7F);
-  const uint32_t magnitude_bits = bits & 0x7FFFFFFFu;
-  float magnitude;
-  memcpy(&magnitude, &magnitude_bits, sizeof magnitude);
-  if (magnitude < 1.0f / 16384.0f) return uint8_t(sign | uint8_t(rintf(magnitude * 65536.0f)));  // 4: smallest normal
-  int exponent = int(magnitude_bits >> 23) - 127 + 15;
-  uint32_t mantissa = (magnitude_bits & 0x7FFFFFu) >> 21;
-  const uint32_t remainder = magnitude_bits & 0x1FFFFFu;
-  if (remainder > 0x100000u || (remainder == 0x100000u && (mantissa & 1u))) ++mantissa;
-  if (mantissa == 4) {
-    mantissa = 0;
-    ++exponent;
-  }
-  if (exponent > 30) return uint8_t(sign | 0x7B);  // 57344; infinity lands here too
-  return uint8_t(sign | exponent << 2 | int(mantissa));
-}
+SHAPESCOPE_HD uint8_t encode_e5m2(float value) { return encode_ocp_fp8<2, 15, 0x7B>(value); }  // 0x7B: 57344
 
 }  // namespace shapescope::kernels

@@ -21,10 +21,7 @@ namespace {
 
 int64_t round_up(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
 
-std::vector<GroupedKernelEntry>& registry() {
-  static std::vector<GroupedKernelEntry> entries;
-  return entries;
-}
+std::vector<GroupedKernelEntry>& registry() { return registered_entries<GroupedKernelEntry>(); }
 
 }  // namespace
 

@@ -81,17 +81,14 @@ class GroupedGemmSession {
   virtual std::unique_ptr<GroupedPreparedGemm> prepare(const GroupedShape& shape, uint64_t seed) = 0;
 };
 
-struct GroupedKernelEntry {
-  std::string name;
-  BackendKind backend = BackendKind::cpu;
-  std::string dtype;        // the MFU peak class
-  std::string formats;
-  std::vector<BlockFormatId> formats_taken;  // as KernelEntry::formats_taken
-  std::string description;
+struct GroupedKernelEntry : KernelIdentity {
+  GroupedKernelEntry() = default;
+  explicit GroupedKernelEntry(KernelIdentity identity) : KernelIdentity(std::move(identity)) {}
+
   // The dense kernel of the same backend and dtype: its peak is this kernel's MFU peak, and it
   // warms the GPU before a sweep.
   std::string peak_kernel;
-  std::function<std::optional<std::string>(const GroupedShape&)> unsupported_reason;
+  std::function<std::optional<std::string>(const GroupedShape&)> unsupported_reason = runs_every_shape<GroupedShape>;
   std::function<std::string(const GroupedShape&)> describe_config;
   std::function<std::unique_ptr<GroupedGemmSession>(Device&, const GroupedWeightShape&, uint64_t seed)> open;
 };

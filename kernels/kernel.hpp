@@ -194,20 +194,34 @@ struct KernelConfig {
   static KernelConfig plain_tile(int tile_m, int tile_n) { return {tile_m, tile_n, 1, 1, 1, 1}; }
 };
 
-struct KernelEntry {
+// What names a kernel and its operands: the fields dense (KernelEntry) and grouped (GroupedKernelEntry)
+// entries share, filled in one designated initializer.
+struct KernelIdentity {
   std::string name;          // registry key, e.g. "cublaslt_fp8_blockscale"
-  BackendKind backend;
+  BackendKind backend = BackendKind::cpu;
   std::string dtype;         // the MFU peak class: "bf16", "fp8", ...
   std::string formats;       // operand formats, e.g. "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales, C bf16"
   // The named formats a session can run (WeightShape::format), the first its own: a sweep runs a kernel in
   // the layer's format where it takes it, else in its first.
   std::vector<BlockFormatId> formats_taken;
   std::string description;
+};
+
+// The reason a kernel cannot run a shape, or nothing; the default of an entry that runs every shape.
+template <typename Shape>
+std::optional<std::string> runs_every_shape(const Shape&) {
+  return std::nullopt;
+}
+
+struct KernelEntry : KernelIdentity {
+  KernelEntry() = default;
+  explicit KernelEntry(KernelIdentity identity) : KernelIdentity(std::move(identity)) {}
+
   bool batched = false;      // true when the kernel runs batch_count > 1
   // False for a kernel profiled only when named with --kernel (a slow correctness baseline).
   bool profiled_by_default = true;
   // Empty when the kernel can run this shape, else why not ("K=100 is not a multiple of 128").
-  std::function<std::optional<std::string>(const GemmShape&)> unsupported_reason;
+  std::function<std::optional<std::string>(const GemmShape&)> unsupported_reason = runs_every_shape<GemmShape>;
   // Why the current GPU cannot run this kernel at all (a compute capability it lacks), or nothing; unset for
   // kernels that run wherever their backend does. A sweep that names such a kernel stops on it before any work.
   std::function<std::optional<std::string>()> device_problem;

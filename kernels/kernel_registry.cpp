@@ -9,10 +9,7 @@
 namespace shapescope::kernels {
 
 namespace {
-std::vector<KernelEntry>& registry() {
-  static std::vector<KernelEntry> entries;
-  return entries;
-}
+std::vector<KernelEntry>& registry() { return registered_entries<KernelEntry>(); }
 }  // namespace
 
 constexpr EnumName<BackendKind> kBackendNames[] = {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "common/block_format.hpp"
 #include "kernels/kernel.hpp"
@@ -59,6 +60,11 @@ constexpr OperandFormat a16w4_operands(BlockFormatId format) {
     default: break;
   }
   return OperandFormat::a16w4_e2m1_e8m0_16;
+}
+
+// The weight formats the a16w4 kernels take (KernelIdentity::formats_taken), NVFP4 their own.
+inline std::vector<BlockFormatId> a16w4_formats() {
+  return {BlockFormatId::nvfp4, BlockFormatId::mxfp4, BlockFormatId::e2m1_e8m0_16};
 }
 
 // Fewest bytes one run must move: each operand (elements, block scales, tensor scales) read once, the bf16

@@ -80,13 +80,13 @@ bool valid_name(const std::string& name) {
 std::string text_or(const char* text, const std::string& fallback) { return text && *text ? text : fallback; }
 
 KernelEntry plugin_entry(const std::shared_ptr<PluginKernel>& kernel) {
-  KernelEntry entry;
-  entry.name = kernel->name;
-  entry.backend = kernel->abi.backend == SHAPESCOPE_BACKEND_CUDA ? BackendKind::cuda : BackendKind::cpu;
-  entry.dtype = kernel->dtype;
-  entry.formats = formats_text(kernel->format, kernel->abi.flags);
-  entry.formats_taken = {block_format_of(kernel->format)};
-  entry.description = fmt::format("plugin {}: {}", kernel->source, text_or(kernel->abi.description, "(no description)"));
+  KernelEntry entry({.name = kernel->name,
+                     .backend = kernel->abi.backend == SHAPESCOPE_BACKEND_CUDA ? BackendKind::cuda : BackendKind::cpu,
+                     .dtype = kernel->dtype,
+                     .formats = formats_text(kernel->format, kernel->abi.flags),
+                     .formats_taken = {block_format_of(kernel->format)},
+                     .description = fmt::format("plugin {}: {}", kernel->source,
+                                                text_or(kernel->abi.description, "(no description)"))});
   entry.batched = true;
   entry.unsupported_reason = [format = kernel->format](const GemmShape& shape) -> std::optional<std::string> {
     const OperandEncodings encodings = operand_encodings(format);

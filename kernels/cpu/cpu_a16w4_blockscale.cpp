@@ -3,17 +3,12 @@
 // FP4 checkpoints, on the CPU so the format's sweeps and checks run without a GPU.
 #include <fmt/format.h>
 
+#include "kernels/cpu/cpu_gemm.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 #include "kernels/cpu/cpu_scaled_gemm.hpp"
 #include "kernels/cpu/cpu_scaled_operand.hpp"
 
 namespace shapescope::kernels::cpu {
-
-const std::vector<BlockFormatId>& a16w4_formats() {
-  static const std::vector<BlockFormatId> formats = {BlockFormatId::nvfp4, BlockFormatId::mxfp4,
-                                                     BlockFormatId::e2m1_e8m0_16};
-  return formats;
-}
 
 std::string a16w4_formats_text() {
   return "A bf16, B e2m1 packed two per byte with e8m0 per 1x32 (mxfp4), ue4m3 per 1x16 and an fp32 per-tensor "
@@ -21,21 +16,16 @@ std::string a16w4_formats_text() {
 }
 
 KernelEntry cpu_a16w4_blockscale_entry() {
-  KernelEntry entry;
-  entry.name = "cpu_a16w4_blockscale";
-  entry.backend = BackendKind::cpu;
-  entry.dtype = "bf16";
-  entry.formats_taken = a16w4_formats();
-  entry.formats = a16w4_formats_text();
-  entry.description = "FP4 weights dequantized per 128 K columns inside the run, Eigen sgemm, fp32 accumulation";
-  entry.batched = true;
+  KernelEntry entry = cpu_entry(
+      {.name = "cpu_a16w4_blockscale", .dtype = "bf16", .formats = a16w4_formats_text(),
+       .formats_taken = a16w4_formats(),
+       .description = "FP4 weights dequantized per 128 K columns inside the run, Eigen sgemm, fp32 accumulation"});
   entry.unsupported_reason = [](const GemmShape& shape) { return scaled_k_problem(BlockFormatId::nvfp4, shape.k); };
   entry.describe_config = [](const GemmShape& shape) {
     return fmt::format("{} tiles of M{}xN{}, B dequantized in {} pieces of 128 K columns",
                        synthetic::blocks(shape.n, kTileN) * shape.batch_count, shape.m, kTileN,
                        synthetic::blocks(shape.k, 128));
   };
-  entry.config_for = [](const GemmShape& shape) { return KernelConfig::plain_tile(int(shape.m), int(kTileN)); };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     return open_scaled_session("cpu_a16w4_blockscale", a16w4_operands(shape.format), shape, seed,
                                device.info().multiprocessors);

@@ -16,6 +16,12 @@ namespace shapescope::kernels::cpu {
 namespace {
 
 struct GroupedFp4Weights {
+  GroupedFp4Weights(const GroupedWeightShape& shape, uint64_t seed, int threads)
+      : shape(shape),
+        seed(seed),
+        format(a16w4_operands(shape.format)),
+        operand(operand_encodings(format).b, synthetic::kBStreams, seed, shape.groups, shape.n, shape.k, threads) {}
+
   GroupedWeightShape shape;
   uint64_t seed = 0;
   OperandFormat format;
@@ -38,6 +44,11 @@ class GroupedFp4Gemm final : public CpuGroupedPreparedGemm {
               synthetic::bf16_value(seed_a_, synthetic::Stream::a_bf16, logical_row * uint64_t(k) + uint64_t(col));
       });
     }
+  }
+
+  // bf16 values + decoded floats + bf16 output, over the layout's rows
+  static std::size_t activation_bytes(const GroupedShape& shape) {
+    return std::size_t(shape.layout_rows() * (shape.k * 6 + shape.n * 2));
   }
 
   void run() override {
@@ -68,48 +79,19 @@ class GroupedFp4Gemm final : public CpuGroupedPreparedGemm {
   std::vector<float> a_decoded_;    // scratch, rewritten by every run
 };
 
-class GroupedFp4Session final : public GroupedGemmSession {
- public:
-  GroupedFp4Session(const GroupedWeightShape& shape, uint64_t seed, int threads)
-      : threads_(threads),
-        weights_{shape, seed, a16w4_operands(shape.format),
-                 CpuScaledOperand(operand_encodings(a16w4_operands(shape.format)).b, synthetic::kBStreams, seed,
-                                  shape.groups, shape.n, shape.k, threads)} {}
-
-  std::size_t activation_bytes(const GroupedShape& shape) const override {
-    // bf16 values + decoded floats + bf16 output, over the layout's rows
-    return std::size_t(shape.layout_rows() * (shape.k * 6 + shape.n * 2));
-  }
-
-  std::unique_ptr<GroupedPreparedGemm> prepare(const GroupedShape& shape, uint64_t seed) override {
-    if (shape.groups() != weights_.shape.groups || shape.n != weights_.shape.n || shape.k != weights_.shape.k)
-      throw std::logic_error("cpu_a16w4_blockscale_grouped: the shape does not match the session's weights");
-    return std::make_unique<GroupedFp4Gemm>(weights_, shape, seed, threads_);
-  }
-
- private:
-  int threads_;
-  GroupedFp4Weights weights_;
-};
-
 }  // namespace
 
 GroupedKernelEntry cpu_a16w4_blockscale_grouped_entry() {
-  GroupedKernelEntry entry;
-  entry.name = "cpu_a16w4_blockscale_grouped";
-  entry.backend = BackendKind::cpu;
-  entry.dtype = "bf16";
-  entry.formats_taken = a16w4_formats();
-  entry.formats = a16w4_formats_text() + " (contiguous or masked groups, B [groups])";
-  entry.description = "per group with rows, cpu_a16w4_blockscale's product; padding rows skipped";
-  entry.peak_kernel = "cpu_a16w4_blockscale";
+  GroupedKernelEntry entry = cpu_grouped_kernel_entry<GroupedFp4Weights, GroupedFp4Gemm>(
+      {.name = "cpu_a16w4_blockscale_grouped", .dtype = "bf16",
+       .formats = a16w4_formats_text() + " (contiguous or masked groups, B [groups])",
+       .formats_taken = a16w4_formats(),
+       .description = "per group with rows, cpu_a16w4_blockscale's product; padding rows skipped"},
+      "cpu_a16w4_blockscale");
   entry.unsupported_reason = [](const GroupedShape& shape) { return scaled_k_problem(BlockFormatId::nvfp4, shape.k); };
   entry.describe_config = [](const GroupedShape& shape) {
     return fmt::format("{} groups with rows x {} column blocks of {}, B dequantized per 128 K columns",
                        shape.active_groups(), synthetic::blocks(shape.n, kTileN), kTileN);
-  };
-  entry.open = [](Device& device, const GroupedWeightShape& shape, uint64_t seed) -> std::unique_ptr<GroupedGemmSession> {
-    return std::make_unique<GroupedFp4Session>(shape, seed, device.info().multiprocessors);
   };
   return entry;
 }

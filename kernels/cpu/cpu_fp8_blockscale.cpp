@@ -22,18 +22,7 @@ using synthetic::blocks;
 using synthetic::kScaleBlock;
 using synthetic::Stream;
 
-struct Fp8Weights {
-  Fp8Weights(const WeightShape& shape, uint64_t seed, int threads)
-      : shape(shape),
-        seed(seed),
-        decoded(decode_fp8_all(fp8_codes(seed, Stream::b_codes, shape.batch_count, shape.n, shape.k, threads), threads)),
-        scales(block_scales(seed, Stream::b_scales, shape.batch_count * blocks(shape.n) * blocks(shape.k))) {}
-
-  WeightShape shape;
-  uint64_t seed = 0;
-  std::vector<float> decoded;  // [batch][n][k]
-  std::vector<float> scales;   // [batch][ceil(n/128)][ceil(k/128)]
-};
+using Fp8Weights = DecodedFp8Weights<WeightShape>;
 
 class Fp8Gemm final : public CpuPreparedGemm {
  public:
@@ -58,14 +47,11 @@ class Fp8Gemm final : public CpuPreparedGemm {
     parallel_for(threads_, shape().batch_count * m, [&](int64_t row) {
       for (int64_t i = row * k; i < (row + 1) * k; ++i) a_decoded_[size_t(i)] = table[a_codes_[size_t(i)]];
     });
-    parallel_for(threads_, shape().batch_count * n_blocks, [&](int64_t task) {
-      const int64_t batch = task / n_blocks, n_block = task % n_blocks;
-      const int64_t col0 = n_block * kScaleBlock, width = std::min(kScaleBlock, n - col0);
-      const RowMajorMatrix accumulator = fp8_blockscale_columns(
-          {a_decoded_.data() + batch * m * k, a_scales_.data() + batch * m * k_blocks,
-           weights_.decoded.data() + (batch * n + col0) * k,
-           weights_.scales.data() + (batch * n_blocks + n_block) * k_blocks, m, width, k});
-      store_tile(batch, col0, accumulator);
+    compute_output_tiles([&](int64_t batch, int64_t col0, int64_t width) {
+      const int64_t n_block = col0 / kScaleBlock;
+      return fp8_blockscale_columns({a_decoded_.data() + batch * m * k, a_scales_.data() + batch * m * k_blocks,
+                                     weights_.decoded.data() + (batch * n + col0) * k,
+                                     weights_.scales.data() + (batch * n_blocks + n_block) * k_blocks, m, width, k});
     });
   }
 
@@ -80,14 +66,15 @@ class Fp8Gemm final : public CpuPreparedGemm {
 
 KernelEntry cpu_fp8_blockscale_entry() {
   KernelEntry entry = cpu_kernel_entry<Fp8Weights, Fp8Gemm>(
-      "cpu_fp8_blockscale", "fp8", "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales, C bf16",
-      "Eigen sgemm per 128-wide K block with fp32 scale promotion; A decoded in the run, B at preparation");
-  entry.formats_taken = {BlockFormatId::fp8_blockscale};
+      {.name = "cpu_fp8_blockscale", .dtype = "fp8",
+       .formats = "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales, C bf16",
+       .formats_taken = {BlockFormatId::fp8_blockscale},
+       .description =
+           "Eigen sgemm per 128-wide K block with fp32 scale promotion; A decoded in the run, B at preparation"});
   entry.describe_config = [](const GemmShape& shape) {
     return fmt::format("{} tiles of M{}xN128, {} K blocks of 128", blocks(shape.n) * shape.batch_count, shape.m,
                        blocks(shape.k));
   };
-  entry.config_for = [](const GemmShape& shape) { return KernelConfig::plain_tile(int(shape.m), int(kScaleBlock)); };
   return entry;
 }
 

@@ -22,12 +22,7 @@ using synthetic::blocks;
 using synthetic::kScaleBlock;
 using synthetic::Stream;
 
-struct GroupedFp8Weights {
-  GroupedWeightShape shape;
-  uint64_t seed = 0;
-  std::vector<float> decoded;  // [group][n][k]
-  std::vector<float> scales;   // [group][ceil(n/128)][ceil(k/128)]
-};
+using GroupedFp8Weights = DecodedFp8Weights<GroupedWeightShape>;  // batch g = group g
 
 class GroupedFp8Gemm final : public CpuGroupedPreparedGemm {
  public:
@@ -50,6 +45,11 @@ class GroupedFp8Gemm final : public CpuGroupedPreparedGemm {
               synthetic::block_scale(seed_a_, Stream::a_scales, logical_row * uint64_t(k_blocks) + uint64_t(kb));
       });
     }
+  }
+
+  // codes + decoded floats + scales + bf16 output, over the layout's rows
+  static std::size_t activation_bytes(const GroupedShape& shape) {
+    return std::size_t(shape.layout_rows() * (shape.k * 5 + blocks(shape.k) * 4 + shape.n * 2));
   }
 
   void run() override {
@@ -86,49 +86,18 @@ class GroupedFp8Gemm final : public CpuGroupedPreparedGemm {
   std::vector<float> a_decoded_;  // scratch, rewritten by every run
 };
 
-class GroupedFp8Session final : public GroupedGemmSession {
- public:
-  GroupedFp8Session(const GroupedWeightShape& shape, uint64_t seed, int threads) : threads_(threads) {
-    weights_.shape = shape;
-    weights_.seed = seed;
-    weights_.decoded = decode_fp8_all(fp8_codes(seed, Stream::b_codes, shape.groups, shape.n, shape.k, threads), threads);
-    weights_.scales = block_scales(seed, Stream::b_scales, shape.groups * blocks(shape.n) * blocks(shape.k));
-  }
-
-  std::size_t activation_bytes(const GroupedShape& shape) const override {
-    // codes + decoded floats + scales + bf16 output, over the layout's rows
-    return std::size_t(shape.layout_rows() * (shape.k * 5 + blocks(shape.k) * 4 + shape.n * 2));
-  }
-
-  std::unique_ptr<GroupedPreparedGemm> prepare(const GroupedShape& shape, uint64_t seed) override {
-    if (shape.groups() != weights_.shape.groups || shape.n != weights_.shape.n || shape.k != weights_.shape.k)
-      throw std::logic_error("cpu_fp8_blockscale_grouped: the shape does not match the session's weights");
-    return std::make_unique<GroupedFp8Gemm>(weights_, shape, seed, threads_);
-  }
-
- private:
-  int threads_;
-  GroupedFp8Weights weights_;
-};
-
 }  // namespace
 
 GroupedKernelEntry cpu_fp8_blockscale_grouped_entry() {
-  GroupedKernelEntry entry;
-  entry.name = "cpu_fp8_blockscale_grouped";
-  entry.backend = BackendKind::cpu;
-  entry.dtype = "fp8";
-  entry.formats_taken = {BlockFormatId::fp8_blockscale};
-  entry.formats = "A e4m3 1x128 f32 scales (contiguous or masked groups), B [groups] e4m3 128x128 f32 scales, C bf16";
-  entry.description = "per group with rows, cpu_fp8_blockscale's Eigen product; padding rows skipped";
-  entry.peak_kernel = "cpu_fp8_blockscale";
-  entry.unsupported_reason = [](const GroupedShape&) -> std::optional<std::string> { return std::nullopt; };
+  GroupedKernelEntry entry = cpu_grouped_kernel_entry<GroupedFp8Weights, GroupedFp8Gemm>(
+      {.name = "cpu_fp8_blockscale_grouped", .dtype = "fp8",
+       .formats = "A e4m3 1x128 f32 scales (contiguous or masked groups), B [groups] e4m3 128x128 f32 scales, C bf16",
+       .formats_taken = {BlockFormatId::fp8_blockscale},
+       .description = "per group with rows, cpu_fp8_blockscale's Eigen product; padding rows skipped"},
+      "cpu_fp8_blockscale");
   entry.describe_config = [](const GroupedShape& shape) {
     return fmt::format("{} groups with rows x {} column blocks of 128, {} K blocks", shape.active_groups(),
                        blocks(shape.n), blocks(shape.k));
-  };
-  entry.open = [](Device& device, const GroupedWeightShape& shape, uint64_t seed) -> std::unique_ptr<GroupedGemmSession> {
-    return std::make_unique<GroupedFp8Session>(shape, seed, device.info().multiprocessors);
   };
   return entry;
 }

@@ -6,6 +6,14 @@
 
 namespace shapescope::kernels::cpu {
 
+std::vector<float> decoded_fp8_weights(uint64_t seed, int64_t batches, int64_t n, int64_t k, int threads) {
+  return decode_fp8_all(fp8_codes(seed, synthetic::Stream::b_codes, batches, n, k, threads), threads);
+}
+
+std::vector<float> fp8_weight_scales(uint64_t seed, int64_t batches, int64_t n, int64_t k) {
+  return block_scales(seed, synthetic::Stream::b_scales, batches * synthetic::blocks(n) * synthetic::blocks(k));
+}
+
 RowMajorMatrix fp8_blockscale_columns(const Fp8ColumnsProblem& p) {
   const int64_t k_blocks = synthetic::blocks(p.k);
   RowMajorMatrix accumulator = RowMajorMatrix::Zero(p.rows, p.width);

@@ -8,11 +8,7 @@
 namespace shapescope::kernels::cpu {
 
 const std::array<float, 256>& e4m3_table() {
-  static const std::array<float, 256> table = [] {
-    std::array<float, 256> values{};
-    for (int code = 0; code < 256; ++code) values[size_t(code)] = decode_e4m3(uint8_t(code));
-    return values;
-  }();
+  static const std::array<float, 256> table = decode_table<256>(decode_e4m3);
   return table;
 }
 
@@ -73,11 +69,17 @@ CpuPreparedGemm::CpuPreparedGemm(ReferenceProblem problem, int threads, std::str
       launch_name_(std::move(launch_name)),
       output_(size_t(problem.shape.batch_count * problem.shape.m * problem.shape.n), kPoisonBf16) {}
 
-void CpuPreparedGemm::store_tile(int64_t batch, int64_t col0, const RowMajorMatrix& tile) {
-  uint16_t* out = output_batch(batch);
-  for (int64_t row = 0; row < tile.rows(); ++row)
-    for (int64_t col = 0; col < tile.cols(); ++col)
-      out[row * shape().n + col0 + col] = encode_bf16(tile(row, col));
+void CpuPreparedGemm::compute_output_tiles(
+    const std::function<RowMajorMatrix(int64_t batch, int64_t col0, int64_t width)>& tile) {
+  const int64_t n = shape().n, n_tiles = synthetic::blocks(n, kTileN);
+  parallel_for(threads_, shape().batch_count * n_tiles, [&](int64_t task) {
+    const int64_t batch = task / n_tiles, col0 = (task % n_tiles) * kTileN;
+    const RowMajorMatrix result = tile(batch, col0, std::min(kTileN, n - col0));
+    uint16_t* out = output_batch(batch);
+    for (int64_t row = 0; row < result.rows(); ++row)
+      for (int64_t col = 0; col < result.cols(); ++col)
+        out[row * n + col0 + col] = encode_bf16(result(row, col));
+  });
 }
 
 CheckResult CpuPreparedGemm::check() {
@@ -92,5 +94,30 @@ CheckResult CpuPreparedGemm::check() {
 }
 
 double CpuPreparedGemm::min_bytes() const { return gemm_min_bytes(problem_.format, shape()); }
+
+CpuBf16ActivationGemm::CpuBf16ActivationGemm(ReferenceProblem problem, int threads, std::string launch_name)
+    : CpuPreparedGemm(problem, threads, std::move(launch_name)),
+      a_values_(bf16_values(problem.seed_a, synthetic::Stream::a_bf16, problem.shape.batch_count, problem.shape.m,
+                            problem.shape.k, threads)),
+      a_decoded_(a_values_.size()) {}
+
+std::size_t CpuBf16ActivationGemm::activation_bytes(const WeightShape& s, int64_t m) {
+  return std::size_t(s.batch_count * (m * s.k * 6 + m * s.n * 2));
+}
+
+void CpuBf16ActivationGemm::widen_activations() {
+  const int64_t k = shape().k;
+  parallel_for(threads_, shape().batch_count * shape().m, [&](int64_t row) {
+    for (int64_t i = row * k; i < (row + 1) * k; ++i) a_decoded_[size_t(i)] = decode_bf16(a_values_[size_t(i)]);
+  });
+}
+
+KernelEntry cpu_entry(KernelIdentity identity) {
+  KernelEntry entry(std::move(identity));
+  entry.backend = BackendKind::cpu;
+  entry.batched = true;
+  entry.config_for = [](const GemmShape& shape) { return KernelConfig::plain_tile(int(shape.m), int(kTileN)); };
+  return entry;
+}
 
 }  // namespace shapescope::kernels::cpu

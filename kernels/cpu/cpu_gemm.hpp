@@ -6,6 +6,7 @@
 #include <Eigen/Core>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,7 +24,15 @@ using ConstBlockMap = Eigen::Map<const RowMajorMatrix, 0, Eigen::OuterStride<>>;
 // Output columns one task computes: one 128-wide weight-scale block.
 constexpr int64_t kTileN = 128;
 
-// All 256 e4m3 codes decoded, so kernels decode with one load per element.
+// decode(code) of each of the `Codes` codes of an element type, so kernels decode with one load per element.
+template <std::size_t Codes, typename Decode>
+std::array<float, Codes> decode_table(Decode decode) {
+  std::array<float, Codes> values{};
+  for (std::size_t code = 0; code < Codes; ++code) values[code] = decode(uint8_t(code));
+  return values;
+}
+
+// All 256 e4m3 codes decoded.
 const std::array<float, 256>& e4m3_table();
 
 // Synthetic operand codes or values, [batch][rows][k] row-major, filled on `threads` threads.
@@ -50,8 +59,9 @@ class CpuPreparedGemm : public PreparedGemm {
  protected:
   const GemmShape& shape() const { return problem_.shape; }
   uint16_t* output_batch(int64_t batch) { return output_.data() + batch * shape().m * shape().n; }
-  // Rounds an m x width float tile to bf16 into output columns [col0, col0 + width).
-  void store_tile(int64_t batch, int64_t col0, const RowMajorMatrix& tile);
+  // The output's tiles of M rows x kTileN columns (the last one narrower), one task each on the threads: stores
+  // tile(batch, col0, width), the m x width product of output columns [col0, col0 + width) of `batch`, as bf16.
+  void compute_output_tiles(const std::function<RowMajorMatrix(int64_t batch, int64_t col0, int64_t width)>& tile);
 
   ReferenceProblem problem_;
   int threads_;
@@ -59,6 +69,22 @@ class CpuPreparedGemm : public PreparedGemm {
  private:
   std::string launch_name_;
   std::vector<uint16_t> output_;
+};
+
+// A CPU GEMM whose activations are bf16 values [batch][m][k], widened to float inside every run (the kernel
+// reads bf16, as on the GPU).
+class CpuBf16ActivationGemm : public CpuPreparedGemm {
+ public:
+  CpuBf16ActivationGemm(ReferenceProblem problem, int threads, std::string launch_name);
+  // bf16 values + widened floats + bf16 output
+  static std::size_t activation_bytes(const WeightShape& s, int64_t m);
+
+ protected:
+  // a_decoded_ = the activations as float.
+  void widen_activations();
+
+  std::vector<uint16_t> a_values_;
+  std::vector<float> a_decoded_;  // scratch, rewritten by every run
 };
 
 // The session of a dense CPU kernel: `Weights(shape, seed, threads)` made once (it keeps the shape as
@@ -80,18 +106,14 @@ class CpuSession final : public GemmSession {
   Weights weights_;
 };
 
-// The entry of a dense CPU kernel: batched, every shape supported, its session on all the device's threads
-// (the caller adds how it describes and configures a shape).
+// The entry of a dense CPU kernel: batched, one task per output tile of M x kTileN, every shape supported
+// unless the caller says otherwise (the caller adds how it describes a shape and opens a session).
+KernelEntry cpu_entry(KernelIdentity identity);
+
+// cpu_entry() whose session is CpuSession<Weights, Gemm> on all the device's threads.
 template <typename Weights, typename Gemm>
-KernelEntry cpu_kernel_entry(std::string name, std::string dtype, std::string formats, std::string description) {
-  KernelEntry entry;
-  entry.name = std::move(name);
-  entry.backend = BackendKind::cpu;
-  entry.dtype = std::move(dtype);
-  entry.formats = std::move(formats);
-  entry.description = std::move(description);
-  entry.batched = true;
-  entry.unsupported_reason = [](const GemmShape&) -> std::optional<std::string> { return std::nullopt; };
+KernelEntry cpu_kernel_entry(KernelIdentity identity) {
+  KernelEntry entry = cpu_entry(std::move(identity));
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     return std::make_unique<CpuSession<Weights, Gemm>>(shape, seed, device.info().multiprocessors);
   };

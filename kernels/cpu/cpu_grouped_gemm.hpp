@@ -3,6 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/cpu_gemm.hpp"
@@ -30,5 +34,42 @@ class CpuGroupedPreparedGemm : public GroupedPreparedGemm {
  private:
   std::vector<uint16_t> output_;  // [layout rows][n] bf16
 };
+
+// The session of a grouped CPU kernel: `Weights(shape, seed, threads)` made once (it keeps the shape as
+// `shape`), `Gemm(weights, shape, seed, threads)` for each grouped shape, `Gemm::activation_bytes(shape)` what a
+// shape takes beside the weights.
+template <typename Weights, typename Gemm>
+class CpuGroupedSession final : public GroupedGemmSession {
+ public:
+  CpuGroupedSession(std::string kernel, const GroupedWeightShape& shape, uint64_t seed, int threads)
+      : kernel_(std::move(kernel)), threads_(threads), weights_(shape, seed, threads) {}
+
+  std::size_t activation_bytes(const GroupedShape& shape) const override { return Gemm::activation_bytes(shape); }
+
+  std::unique_ptr<GroupedPreparedGemm> prepare(const GroupedShape& shape, uint64_t seed) override {
+    if (shape.groups() != weights_.shape.groups || shape.n != weights_.shape.n || shape.k != weights_.shape.k)
+      throw std::logic_error(kernel_ + ": the shape does not match the session's weights");
+    return std::make_unique<Gemm>(weights_, shape, seed, threads_);
+  }
+
+ private:
+  std::string kernel_;
+  int threads_;
+  Weights weights_;
+};
+
+// The entry of a grouped CPU kernel whose session is CpuGroupedSession<Weights, Gemm> on all the device's threads;
+// `peak_kernel` is the dense kernel it runs per group (the caller adds how it describes a shape).
+template <typename Weights, typename Gemm>
+GroupedKernelEntry cpu_grouped_kernel_entry(KernelIdentity identity, std::string peak_kernel) {
+  GroupedKernelEntry entry(std::move(identity));
+  entry.backend = BackendKind::cpu;
+  entry.peak_kernel = std::move(peak_kernel);
+  entry.open = [kernel = entry.name](Device& device, const GroupedWeightShape& shape,
+                                     uint64_t seed) -> std::unique_ptr<GroupedGemmSession> {
+    return std::make_unique<CpuGroupedSession<Weights, Gemm>>(kernel, shape, seed, device.info().multiprocessors);
+  };
+  return entry;
+}
 
 }  // namespace shapescope::kernels::cpu

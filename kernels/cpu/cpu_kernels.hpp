@@ -16,8 +16,7 @@ GroupedKernelEntry cpu_fp8_blockscale_grouped_entry();
 KernelEntry cpu_a16w4_blockscale_entry();
 KernelEntry cpu_mxfp8_blockscale_entry();
 GroupedKernelEntry cpu_a16w4_blockscale_grouped_entry();
-// The weight formats the a16w4 kernels take (NVFP4 their own) and their formats text.
-const std::vector<BlockFormatId>& a16w4_formats();
+// The formats text of the a16w4 kernels.
 std::string a16w4_formats_text();
 
 // Achieved TFLOP/s of a large Eigen sgemm on `threads` threads: the CPU's MFU peak.

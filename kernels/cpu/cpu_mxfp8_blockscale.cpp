@@ -10,20 +10,15 @@
 namespace shapescope::kernels::cpu {
 
 KernelEntry cpu_mxfp8_blockscale_entry() {
-  KernelEntry entry;
-  entry.name = "cpu_mxfp8_blockscale";
-  entry.backend = BackendKind::cpu;
-  entry.dtype = "fp8";
-  entry.formats_taken = {BlockFormatId::mxfp8};
-  entry.formats = "A e4m3 e8m0 per 1x32, B e4m3 e8m0 per 1x32, C bf16";
-  entry.description = "both operands dequantized inside the run, Eigen sgemm, fp32 accumulation";
-  entry.batched = true;
-  entry.unsupported_reason = [](const GemmShape&) -> std::optional<std::string> { return std::nullopt; };
+  KernelEntry entry = cpu_entry({.name = "cpu_mxfp8_blockscale", .dtype = "fp8",
+                                  .formats = "A e4m3 e8m0 per 1x32, B e4m3 e8m0 per 1x32, C bf16",
+                                  .formats_taken = {BlockFormatId::mxfp8},
+                                  .description = "both operands dequantized inside the run, Eigen sgemm, fp32 "
+                                                 "accumulation"});
   entry.describe_config = [](const GemmShape& shape) {
     return fmt::format("{} tiles of M{}xN{}, A and B dequantized per 32 K columns",
                        synthetic::blocks(shape.n, kTileN) * shape.batch_count, shape.m, kTileN);
   };
-  entry.config_for = [](const GemmShape& shape) { return KernelConfig::plain_tile(int(shape.m), int(kTileN)); };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     return open_scaled_session("cpu_mxfp8_blockscale", OperandFormat::mxfp8, shape, seed,
                                device.info().multiprocessors);

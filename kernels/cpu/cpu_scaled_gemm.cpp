@@ -37,7 +37,7 @@ class ScaledGemm final : public CpuPreparedGemm {
   }
 
   void run() override {
-    const int64_t m = shape().m, n = shape().n, k = shape().k, n_tiles = synthetic::blocks(n, kTileN);
+    const int64_t m = shape().m, k = shape().k;
     parallel_for(threads_, shape().batch_count * m, [&](int64_t row) {
       float* out = a_decoded_.data() + row * k;
       if (a_scaled_) {
@@ -46,10 +46,8 @@ class ScaledGemm final : public CpuPreparedGemm {
         for (int64_t col = 0; col < k; ++col) out[col] = decode_bf16(a_bf16_[size_t(row * k + col)]);
       }
     });
-    parallel_for(threads_, shape().batch_count * n_tiles, [&](int64_t task) {
-      const int64_t batch = task / n_tiles, col0 = (task % n_tiles) * kTileN, width = std::min(kTileN, n - col0);
-      store_tile(batch, col0,
-                 scaled_weight_columns(a_decoded_.data() + batch * m * k, m, k, weights_.operand, batch, col0, width));
+    compute_output_tiles([&](int64_t batch, int64_t col0, int64_t width) {
+      return scaled_weight_columns(a_decoded_.data() + batch * m * k, m, k, weights_.operand, batch, col0, width);
     });
   }
 

@@ -11,11 +11,7 @@ namespace shapescope::kernels::cpu {
 namespace {
 
 const std::array<float, 16>& e2m1_table() {
-  static const std::array<float, 16> table = [] {
-    std::array<float, 16> values{};
-    for (int code = 0; code < 16; ++code) values[size_t(code)] = decode_e2m1(uint8_t(code));
-    return values;
-  }();
+  static const std::array<float, 16> table = decode_table<16>(decode_e2m1);
   return table;
 }
 

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 
-#include "common/user_error.hpp"
 #include "kernels/cuda/a16w4_blockscale_config.hpp"
 #include "kernels/cuda/a16w4_blockscale_kernel.cuh"
 #include "kernels/cuda/a16w4_dequantized_gemm.hpp"
@@ -20,6 +19,7 @@
 #include "kernels/cuda/fp8_blockscale.hpp"
 #include "kernels/cuda/own_kernel_entries.hpp"
 #include "kernels/operand_format.hpp"
+#include "kernels/shape_checks.hpp"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels::cuda {
@@ -182,28 +182,22 @@ class A16w4Session final : public GemmSession {
 };
 
 std::optional<std::string> a16w4_unsupported_reason(const GemmShape& shape) {
-  if (shape.batch_count != 1) return "batch_count=" + std::to_string(shape.batch_count) + " (not batched)";
-  if (shape.m < 1 || shape.n < 1 || shape.k < 1) return "M, N and K must be positive";
-  if (shape.k % 2 != 0) return "K=" + std::to_string(shape.k) + " is odd (FP4 packs two elements per byte)";
-  if (shape.m * std::max(shape.n, shape.k) > int64_t(INT32_MAX) || shape.n * shape.k > int64_t(INT32_MAX))
-    return "an operand over 2^31 elements";
-  return std::nullopt;
+  if (auto reason = batch_count_problem(shape)) return reason;
+  if (auto reason = extent_problem(shape)) return reason;
+  if (auto reason = fp4_k_problem(shape.k)) return reason;
+  return int32_index_problem({shape.m * std::max(shape.n, shape.k), shape.n * shape.k});
 }
 
 }  // namespace
 
 KernelEntry a16w4_blockscale_entry() {
-  KernelEntry entry;
-  entry.name = "a16w4_blockscale";
-  entry.backend = BackendKind::cuda;
-  entry.dtype = "bf16";  // weight-only: the math runs at the bf16 tensor-core rate
-  entry.formats = "A bf16, B e2m1 with e8m0 per 32 (mxfp4), ue4m3 per 16 + f32 per tensor (nvfp4) or e8m0 per 16 "
-                  "(e2m1_e8m0_16), dequantized in registers, C bf16";
-  entry.formats_taken = {BlockFormatId::nvfp4, BlockFormatId::mxfp4, BlockFormatId::e2m1_e8m0_16};
-  entry.description = "ours: weight-streaming W4A16 for decode, FP4 weights pre-shuffled for 16-byte register loads, "
-                      "mma.sync bf16 with the block scale folded into the dequantization, split-K with a fused "
-                      "reduction; past the crossover M the weights dequantized to bf16 in the run, then cuBLASLt "
-                      "bf16";
+  KernelEntry entry(a16w4_identity(
+      "a16w4_blockscale",
+      "A bf16, B e2m1 with e8m0 per 32 (mxfp4), ue4m3 per 16 + f32 per tensor (nvfp4) or e8m0 per 16 (e2m1_e8m0_16), "
+      "dequantized in registers, C bf16",
+      "ours: weight-streaming W4A16 for decode, FP4 weights pre-shuffled for 16-byte register loads, mma.sync bf16 "
+      "with the block scale folded into the dequantization, split-K with a fused reduction; past the crossover M the "
+      "weights dequantized to bf16 in the run, then cuBLASLt bf16"));
   entry.unsupported_reason = a16w4_unsupported_reason;
   entry.describe_config = [](const GemmShape& shape) {
     return describe(choose_dense_config(shape, a16w4_multiprocessors()));
@@ -214,9 +208,8 @@ KernelEntry a16w4_blockscale_entry() {
   };
   add_a16w4_dequantized_path(entry);
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
-    if (auto reason = a16w4_unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}))
-      throw UserError("a16w4_blockscale cannot run N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k) +
-                      ": " + *reason + "; pick another kernel for this shape");
+    require_supported_weights("a16w4_blockscale", shape,
+                              a16w4_unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}));
     return std::make_unique<A16w4Session>(as_cuda_device(device), shape, seed);
   };
   return entry;

@@ -253,7 +253,7 @@ class A16w4GroupedSession final : public GroupedGemmSession {
 
 std::optional<std::string> a16w4_grouped_unsupported_reason(const GroupedShape& shape) {
   if (shape.n < 1 || shape.k < 1) return "N and K must be positive";
-  if (shape.k % 2 != 0) return "K=" + std::to_string(shape.k) + " is odd (FP4 packs two elements per byte)";
+  if (auto reason = fp4_k_problem(shape.k)) return reason;
   if (shape.layout_rows() * std::max(shape.n, shape.k) > int64_t(INT32_MAX) ||
       shape.groups() * shape.n * shape.k / 2 > int64_t(INT32_MAX) * 4)
     return "an operand over 2^31 elements";
@@ -263,16 +263,13 @@ std::optional<std::string> a16w4_grouped_unsupported_reason(const GroupedShape& 
 }  // namespace
 
 GroupedKernelEntry a16w4_blockscale_grouped_entry() {
-  GroupedKernelEntry entry;
-  entry.name = "a16w4_blockscale_grouped";
-  entry.backend = BackendKind::cuda;
-  entry.dtype = "bf16";  // weight-only: the math runs at the bf16 tensor-core rate
+  GroupedKernelEntry entry(a16w4_identity(
+      "a16w4_blockscale_grouped",
+      "A bf16 (contiguous or masked groups), B [groups] e2m1 with e8m0 per 32 (mxfp4), ue4m3 per 16 + f32 per tensor "
+      "(nvfp4) or e8m0 per 16, dequantized in registers, C bf16",
+      "ours: a16w4_blockscale's weight-streaming W4A16 loop over every expert with rows in one launch; CTAs find "
+      "their expert on the device, split-K with a fused reduction"));
   entry.peak_kernel = "cublaslt_bf16";
-  entry.formats = "A bf16 (contiguous or masked groups), B [groups] e2m1 with e8m0 per 32 (mxfp4), ue4m3 per 16 + "
-                  "f32 per tensor (nvfp4) or e8m0 per 16, dequantized in registers, C bf16";
-  entry.formats_taken = {BlockFormatId::nvfp4, BlockFormatId::mxfp4, BlockFormatId::e2m1_e8m0_16};
-  entry.description = "ours: a16w4_blockscale's weight-streaming W4A16 loop over every expert with rows in one "
-                      "launch; CTAs find their expert on the device, split-K with a fused reduction";
   entry.unsupported_reason = a16w4_grouped_unsupported_reason;
   entry.describe_config = [](const GroupedShape& shape) {
     return describe(choose_grouped_config(shape, a16w4_multiprocessors())) + " over " +

@@ -1,20 +1,43 @@
 // Host side shared by the W4A16 launchers (a16w4_blockscale.cu, a16w4_blockscale_grouped.cu): the SMs the
-// heuristic plans for, and the dispatch from a configuration and a scale type to the instance compiled for it.
+// heuristic plans for, their identity and the K they take, and the dispatch from a configuration and a scale type
+// to the instance compiled for it.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "common/block_format.hpp"
 #include "kernels/cuda/a16w4_blockscale_config.hpp"
 #include "kernels/cuda/a16w4_blockscale_kernel.cuh"
 #include "kernels/cuda/fp8_blockscale.hpp"
+#include "kernels/kernel.hpp"
+#include "kernels/operand_format.hpp"
 
 namespace shapescope::kernels::cuda {
 
 // The multiprocessors the heuristic plans for: the current GPU's, or the reference H100's without one.
 inline int a16w4_multiprocessors() {
   return current_device_spec().value_or(fp8_reference_spec()).multiprocessors;
+}
+
+// A W4A16 kernel's identity: the FP4 weight formats, and the bf16 peak class (weight-only: the math runs at the
+// bf16 tensor-core rate).
+inline KernelIdentity a16w4_identity(std::string name, std::string formats, std::string description) {
+  return {.name = std::move(name),
+          .backend = BackendKind::cuda,
+          .dtype = "bf16",
+          .formats = std::move(formats),
+          .formats_taken = a16w4_formats(),
+          .description = std::move(description)};
+}
+
+// Why the W4A16 kernels cannot run weights of K columns, or nothing.
+inline std::optional<std::string> fp4_k_problem(int64_t k) {
+  if (k % 2 != 0) return "K=" + std::to_string(k) + " is odd (FP4 packs two elements per byte)";
+  return std::nullopt;
 }
 
 // Calls launch.template operator()<kRows, kWarpsK, kScale>() for the instance `config` and `scale` name.

@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "common/user_error.hpp"
 #include "kernels/cuda/a16w8_blockscale_config.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_prepared_gemm.hpp"
@@ -21,6 +20,8 @@
 #include "kernels/cuda/device_operands.cuh"
 #include "kernels/cuda/hopper_ptx.cuh"
 #include "kernels/cuda/own_kernel_entries.hpp"
+#include "kernels/cuda/programmatic_launch.cuh"
+#include "kernels/shape_checks.hpp"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels::cuda {
@@ -193,20 +194,9 @@ void launch_instance(const A16w8Params& params, const A16w8Config& config, int b
     return true;
   }();
   (void)shared_limit_raised;
-  cudaLaunchConfig_t launch{};
-  launch.gridDim = dim3(unsigned((params.n + config.tile_n() - 1) / config.tile_n()),
-                        unsigned((params.m + config.tile_m() - 1) / config.tile_m()), unsigned(batch));
-  launch.blockDim = dim3(unsigned(config.threads()));
-  launch.dynamicSmemBytes = std::size_t(shared_bytes);
-  launch.stream = stream;
-  cudaLaunchAttribute overlap{};
-  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
-  if (programmatic) {
-    launch.attrs = &overlap;
-    launch.numAttrs = 1;
-  }
-  CUDA_CHECK(cudaLaunchKernelEx(&launch, kernel, params));
+  const dim3 grid(unsigned((params.n + config.tile_n() - 1) / config.tile_n()),
+                  unsigned((params.m + config.tile_m() - 1) / config.tile_m()), unsigned(batch));
+  launch_kernel(kernel, grid, dim3(unsigned(config.threads())), std::size_t(shared_bytes), params, programmatic, stream);
 }
 
 void launch_a16w8(const A16w8Params& params, const A16w8Config& config, int batch, bool programmatic,
@@ -285,21 +275,19 @@ std::optional<std::string> a16w8_unsupported_reason(const GemmShape& shape) {
     return "K=" + std::to_string(shape.k) + " is not a positive multiple of 16 (16-byte row copies)";
   if (shape.m < 1 || shape.n < 1 || shape.batch_count < 1) return "M, N and batch_count must be positive";
   if (shape.batch_count > 65535) return "batch_count over 65535 (one grid z per batch)";
-  if (shape.batch_count * shape.m * std::max(shape.n, shape.k) > int64_t(INT32_MAX))
-    return "an operand over 2^31 elements";
-  return std::nullopt;
+  return int32_index_problem({shape.batch_count * shape.m * std::max(shape.n, shape.k)});
 }
 
 }  // namespace
 
 KernelEntry a16w8_blockscale_batched_entry() {
-  KernelEntry entry;
-  entry.name = "a16w8_blockscale_batched";
-  entry.backend = BackendKind::cuda;
-  entry.dtype = "a16w8";  // MFU against the bf16 tensor-core rate it runs at (common/device_peaks)
-  entry.formats_taken = {BlockFormatId::fp8_blockscale};
-  entry.formats = "A bf16, B e4m3 128x128 f32 scales (dequantized in registers), C bf16; batched";
-  entry.description = "ours: batched mma.sync bf16 with e4m3 weights widened in registers, per-128-K scale promotion";
+  KernelEntry entry(
+      {.name = "a16w8_blockscale_batched",
+       .backend = BackendKind::cuda,
+       .dtype = "a16w8",  // MFU against the bf16 tensor-core rate it runs at (common/device_peaks)
+       .formats = "A bf16, B e4m3 128x128 f32 scales (dequantized in registers), C bf16; batched",
+       .formats_taken = {BlockFormatId::fp8_blockscale},
+       .description = "ours: batched mma.sync bf16 with e4m3 weights widened in registers, per-128-K scale promotion"});
   entry.batched = true;
   entry.unsupported_reason = a16w8_unsupported_reason;
   entry.describe_config = [](const GemmShape& shape) { return describe(choose_a16w8_config(shape)); };
@@ -308,9 +296,8 @@ KernelEntry a16w8_blockscale_batched_entry() {
     return KernelConfig::plain_tile(config.tile_m(), config.tile_n());
   };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
-    if (auto reason = a16w8_unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}))
-      throw UserError("a16w8_blockscale_batched cannot run N=" + std::to_string(shape.n) + " K=" +
-                      std::to_string(shape.k) + ": " + *reason + "; pick another kernel for this shape");
+    require_supported_weights("a16w8_blockscale_batched", shape,
+                              a16w8_unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}));
     return std::make_unique<A16w8Session>(as_cuda_device(device), shape, seed);
   };
   return entry;

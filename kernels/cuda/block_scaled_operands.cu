@@ -1,19 +1,12 @@
 #include "kernels/cuda/block_scaled_operands.cuh"
 
-#include <algorithm>
-
 #include "kernels/cuda/cublaslt_scale_layout.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/grid_stride_launch.cuh"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned grid_for(int64_t count) {
-  return unsigned(std::clamp<int64_t>((count + kThreads - 1) / kThreads, 1, 65535));
-}
 
 // One thread per byte of codes: one e4m3 code, or two e2m1 codes (K 2j in the low nibble, 2j+1 in the high one).
 __global__ void fill_codes_kernel(OperandEncoding encoding, synthetic::OperandStreams streams, uint64_t seed,
@@ -49,10 +42,8 @@ void fill_block_scaled_operand(const OperandEncoding& encoding, bool streams_of_
   const synthetic::OperandStreams streams = streams_of_a ? synthetic::kAStreams : synthetic::kBStreams;
   const int64_t kblocks = synthetic::blocks(k, encoding.block_k);
   CUDA_CHECK(cudaMemsetAsync(scales, 0, std::size_t(cublaslt_vec_scale_bytes(rows, kblocks)), stream));
-  fill_codes_kernel<<<grid_for(rows * k), kThreads, 0, stream>>>(encoding, streams, seed, rows, k, codes);
-  CUDA_CHECK_LAUNCH();
-  fill_scales_kernel<<<grid_for(rows * kblocks), kThreads, 0, stream>>>(encoding, streams, seed, rows, k, scales);
-  CUDA_CHECK_LAUNCH();
+  launch_grid_stride(fill_codes_kernel, rows * k, stream, encoding, streams, seed, rows, k, codes);
+  launch_grid_stride(fill_scales_kernel, rows * kblocks, stream, encoding, streams, seed, rows, k, scales);
 }
 
 }  // namespace shapescope::kernels::cuda

@@ -7,7 +7,8 @@
 #include "kernels/cuda/cublaslt_matmul.hpp"
 #include "kernels/cuda/cublaslt_shape_query.hpp"
 #include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/cuda_prepared_gemm.hpp"
+#include "kernels/cuda/cublaslt_prepared_gemm.hpp"
+#include "kernels/shape_checks.hpp"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels::cuda {
@@ -24,31 +25,19 @@ Bf16Layouts bf16_layouts(const GemmShape& s) {
           {CUDA_R_16BF, n, m, s.n, s.m * s.n}};
 }
 
-class Bf16Gemm final : public CudaPreparedGemm {
+class Bf16Gemm final : public CublasLtPreparedGemm {
  public:
   Bf16Gemm(CudaDevice& device, cublasLtHandle_t handle, const ReferenceProblem& problem, const uint16_t* weights)
-      : CudaPreparedGemm(device, problem), weights_(weights) {
+      : CublasLtPreparedGemm(device, problem, weights) {
     const GemmShape& s = problem.shape;
     activations_ = DeviceBuffer<uint16_t>(std::size_t(s.batch_count * s.m * s.k));
-    output_ = DeviceBuffer<uint16_t>(std::size_t(s.batch_count * s.m * s.n));
     fill_bf16_values(activations_.data(), problem.seed_a, synthetic::a_bf16, s.batch_count, s.m, s.k,
                      device.stream());
-    matmul_ = make_cublaslt_bf16_matmul(handle, s);
-    if (auto refused = matmul_->choose_algorithm(kCublasLtWorkspaceBytes)) throw UnsupportedShape(*refused);
-    workspace_ = DeviceBuffer<uint8_t>(matmul_->algorithm().workspace_bytes);
-    set_output(output_.data(), int64_t(output_.size()), OutputStrides{s.m * s.n, s.n, 1});
-    CUDA_CHECK(cudaStreamSynchronize(device.stream()));
+    use_matmul(make_cublaslt_bf16_matmul(handle, s), activations_.data(), "");
   }
-  void run() override {
-    matmul_->run(weights_, activations_.data(), output_.data(), workspace_.data(), device_.stream());
-  }
-  std::string launch_name() const override { return matmul_->algorithm().describe(); }
 
  private:
-  const uint16_t* weights_;
-  DeviceBuffer<uint16_t> activations_, output_;
-  DeviceBuffer<uint8_t> workspace_;
-  std::unique_ptr<CublasLtMatmul> matmul_;
+  DeviceBuffer<uint16_t> activations_;
 };
 
 class Bf16Session final : public GemmSession {
@@ -84,18 +73,11 @@ std::unique_ptr<CublasLtMatmul> make_cublaslt_bf16_matmul(cublasLtHandle_t handl
 }
 
 void register_cublaslt_bf16() {
-  KernelEntry entry;
-  entry.name = "cublaslt_bf16";
-  entry.backend = BackendKind::cuda;
-  entry.dtype = "bf16";
-  entry.formats_taken = {BlockFormatId::bf16};
-  entry.formats = "A bf16, B bf16, C bf16, fp32 accumulation";
-  entry.description = "cuBLASLt dense bf16 GEMM, heuristic algorithm (the study's torch.matmul baseline)";
+  KernelEntry entry({.name = "cublaslt_bf16", .backend = BackendKind::cuda, .dtype = "bf16",
+                     .formats = "A bf16, B bf16, C bf16, fp32 accumulation", .formats_taken = {BlockFormatId::bf16},
+                     .description = "cuBLASLt dense bf16 GEMM, heuristic algorithm (the study's torch.matmul baseline)"});
   entry.batched = true;
-  entry.unsupported_reason = [](const GemmShape& shape) -> std::optional<std::string> {
-    if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0) return "M, N and K must be positive";
-    return std::nullopt;
-  };
+  entry.unsupported_reason = extent_problem;
   describe_by_heuristic(entry, make_cublaslt_bf16_matmul);
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     return std::make_unique<Bf16Session>(as_cuda_device(device), shape, seed);

@@ -15,9 +15,10 @@
 #include "kernels/cuda/cublaslt_matmul.hpp"
 #include "kernels/cuda/cublaslt_scale_layout.hpp"
 #include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/cuda_prepared_gemm.hpp"
+#include "kernels/cuda/cublaslt_prepared_gemm.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/operand_format.hpp"
+#include "kernels/shape_checks.hpp"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels::cuda {
@@ -59,40 +60,28 @@ std::unique_ptr<CublasLtMatmul> make_matmul(cublasLtHandle_t handle, const Nativ
   return matmul;
 }
 
-class NativeGemm final : public CudaPreparedGemm {
+class NativeGemm final : public CublasLtPreparedGemm {
  public:
   NativeGemm(CudaDevice& device, cublasLtHandle_t handle, const NativeFormat& format, const ReferenceProblem& problem,
              const uint8_t* weights, const uint8_t* weight_scales)
-      : CudaPreparedGemm(device, problem), weights_(weights) {
+      : CublasLtPreparedGemm(device, problem, weights) {
     const GemmShape& s = problem.shape;
     const cudaStream_t stream = device.stream();
     const OperandEncodings encodings = operand_encodings(format.operands);
     activations_ = DeviceBuffer<uint8_t>(std::size_t(code_bytes(encodings.a, s.m, s.k)));
     activation_scales_ = DeviceBuffer<uint8_t>(std::size_t(scale_bytes_of(encodings.a, s.m, s.k)));
-    output_ = DeviceBuffer<uint16_t>(std::size_t(s.m * s.n));
     fill_block_scaled_operand(encodings.a, true, problem.seed_a, s.m, s.k, activations_.data(),
                               activation_scales_.data(), stream);
-    matmul_ = make_matmul(handle, format, s, weight_scales, activation_scales_.data());
-    matmul_->set_alpha(synthetic::tensor_scale_value(encodings.a, synthetic::kAStreams, problem.seed_a, 0) *
-                       synthetic::tensor_scale_value(encodings.b, synthetic::kBStreams, problem.seed_b, 0));
-    if (auto refused = matmul_->choose_algorithm(kCublasLtWorkspaceBytes))
-      throw UnsupportedShape(*refused + " for " + std::string(format.kernel) + " at M=" + std::to_string(s.m));
-    workspace_ = DeviceBuffer<uint8_t>(matmul_->algorithm().workspace_bytes);
-    set_output(output_.data(), int64_t(output_.size()), OutputStrides{s.m * s.n, s.n, 1});
-    CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::unique_ptr<CublasLtMatmul> matmul = make_matmul(handle, format, s, weight_scales, activation_scales_.data());
+    matmul->set_alpha(synthetic::tensor_scale_value(encodings.a, synthetic::kAStreams, problem.seed_a, 0) *
+                      synthetic::tensor_scale_value(encodings.b, synthetic::kBStreams, problem.seed_b, 0));
+    use_matmul(std::move(matmul), activations_.data(),
+               " for " + std::string(format.kernel) + " at M=" + std::to_string(s.m));
   }
-  void run() override {
-    matmul_->run(weights_, activations_.data(), output_.data(), workspace_.data(), device_.stream());
-  }
-  std::string launch_name() const override { return matmul_->algorithm().describe(); }
 
  private:
-  const uint8_t* weights_;
   DeviceBuffer<uint8_t> activations_;
   DeviceBuffer<uint8_t> activation_scales_;
-  DeviceBuffer<uint16_t> output_;
-  DeviceBuffer<uint8_t> workspace_;
-  std::unique_ptr<CublasLtMatmul> matmul_;
 };
 
 class NativeSession final : public GemmSession {
@@ -144,7 +133,7 @@ std::optional<std::string> blackwell_problem(const char* kernel) {
 }
 
 std::optional<std::string> native_unsupported_reason(const NativeFormat& format, const GemmShape& shape) {
-  if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0) return "M, N and K must be positive";
+  if (auto reason = extent_problem(shape)) return reason;
   if (shape.batch_count != 1) return std::string(format.kernel) + " runs batch_count 1 only";
   const OperandEncoding weights = operand_encodings(format.operands).b;
   // 16-byte aligned rows of codes (32 FP4 or 16 FP8 elements) and whole scale blocks.
@@ -157,13 +146,12 @@ std::optional<std::string> native_unsupported_reason(const NativeFormat& format,
 }
 
 void register_native(const NativeFormat& format, BlockFormatId named, const char* formats, const char* description) {
-  KernelEntry entry;
-  entry.name = format.kernel;
-  entry.backend = BackendKind::cuda;
-  entry.dtype = block_format(named).weight_only ? "fp4" : "fp8";  // the native math class on Blackwell
-  entry.formats = formats;
-  entry.formats_taken = {named};
-  entry.description = description;
+  KernelEntry entry({.name = format.kernel,
+                     .backend = BackendKind::cuda,
+                     .dtype = block_format(named).weight_only ? "fp4" : "fp8",  // the native math class on Blackwell
+                     .formats = formats,
+                     .formats_taken = {named},
+                     .description = description});
   entry.profiled_by_default = false;  // Blackwell only: run when named
   entry.unsupported_reason = [format](const GemmShape& shape) { return native_unsupported_reason(format, shape); };
   entry.device_problem = [format] { return blackwell_problem(format.kernel); };

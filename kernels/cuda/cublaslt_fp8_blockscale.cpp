@@ -9,7 +9,8 @@
 #include "kernels/cuda/cublaslt_scale_layout.hpp"
 #include "kernels/cuda/cublaslt_shape_query.hpp"
 #include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/cuda_prepared_gemm.hpp"
+#include "kernels/cuda/cublaslt_prepared_gemm.hpp"
+#include "kernels/shape_checks.hpp"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels::cuda {
@@ -17,38 +18,25 @@ namespace {
 
 ScaleStrides strides_of(const ScaleTensorLayout& layout) { return {0, layout.outer_stride, layout.kgroup_stride}; }
 
-class Fp8BlockscaleGemm final : public CudaPreparedGemm {
+class Fp8BlockscaleGemm final : public CublasLtPreparedGemm {
  public:
   Fp8BlockscaleGemm(CudaDevice& device, cublasLtHandle_t handle, const ReferenceProblem& problem,
                     const uint8_t* weights, const float* weight_scales)
-      : CudaPreparedGemm(device, problem), weights_(weights) {
+      : CublasLtPreparedGemm(device, problem, weights) {
     const GemmShape& s = problem.shape;
     const cudaStream_t stream = device.stream();
     const ScaleTensorLayout scale_layout = cublaslt_vec128_scale_layout(s.m, s.k);
     activations_ = DeviceBuffer<uint8_t>(std::size_t(s.m * s.k));
     activation_scales_ = DeviceBuffer<float>(std::size_t(scale_layout.floats));
-    output_ = DeviceBuffer<uint16_t>(std::size_t(s.m * s.n));
     fill_fp8_codes(activations_.data(), problem.seed_a, synthetic::a_codes, 1, s.m, s.k, stream);
     fill_a_scales(activation_scales_.data(), problem.seed_a, 1, s.m, s.k, strides_of(scale_layout), stream);
-    matmul_ = make_cublaslt_fp8_matmul(handle, s, weight_scales, activation_scales_.data());
-    if (auto refused = matmul_->choose_algorithm(kCublasLtWorkspaceBytes))
-      throw UnsupportedShape(*refused + " for FP8 block scaling at M=" + std::to_string(s.m));
-    workspace_ = DeviceBuffer<uint8_t>(matmul_->algorithm().workspace_bytes);
-    set_output(output_.data(), int64_t(output_.size()), OutputStrides{s.m * s.n, s.n, 1});
-    CUDA_CHECK(cudaStreamSynchronize(stream));
+    use_matmul(make_cublaslt_fp8_matmul(handle, s, weight_scales, activation_scales_.data()), activations_.data(),
+               " for FP8 block scaling at M=" + std::to_string(s.m));
   }
-  void run() override {
-    matmul_->run(weights_, activations_.data(), output_.data(), workspace_.data(), device_.stream());
-  }
-  std::string launch_name() const override { return matmul_->algorithm().describe(); }
 
  private:
-  const uint8_t* weights_;
   DeviceBuffer<uint8_t> activations_;
   DeviceBuffer<float> activation_scales_;
-  DeviceBuffer<uint16_t> output_;
-  DeviceBuffer<uint8_t> workspace_;
-  std::unique_ptr<CublasLtMatmul> matmul_;
 };
 
 class Fp8BlockscaleSession final : public GemmSession {
@@ -102,7 +90,7 @@ std::unique_ptr<CublasLtMatmul> make_cublaslt_fp8_matmul(cublasLtHandle_t handle
 }
 
 std::optional<std::string> cublaslt_fp8_unsupported_reason(const GemmShape& shape) {
-  if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0) return "M, N and K must be positive";
+  if (auto reason = extent_problem(shape)) return reason;
   if (shape.batch_count != 1) return "cuBLASLt block-scaled FP8 runs batch_count 1 only";
   // FP8 operands need 16-byte aligned rows, the bf16 output too.
   if (shape.k % 16 != 0) return "K=" + std::to_string(shape.k) + " is not a multiple of 16 (FP8 row alignment)";
@@ -122,14 +110,11 @@ std::unique_ptr<GemmSession> open_cublaslt_fp8_blockscale(Device& device, const 
 }
 
 void register_cublaslt_fp8_blockscale() {
-  KernelEntry entry;
-  entry.name = "cublaslt_fp8_blockscale";
-  entry.backend = BackendKind::cuda;
-  entry.dtype = "fp8";
-  entry.formats_taken = {BlockFormatId::fp8_blockscale};
-  entry.formats = "A e4m3 1x128 f32 scales (VEC128_32F), B e4m3 128x128 f32 scales (BLK128x128_32F), C bf16";
-  entry.description = "cuBLASLt FP8 GEMM with DeepSeek-style block scaling, heuristic algorithm";
-  entry.batched = false;
+  KernelEntry entry(
+      {.name = "cublaslt_fp8_blockscale", .backend = BackendKind::cuda, .dtype = "fp8",
+       .formats = "A e4m3 1x128 f32 scales (VEC128_32F), B e4m3 128x128 f32 scales (BLK128x128_32F), C bf16",
+       .formats_taken = {BlockFormatId::fp8_blockscale},
+       .description = "cuBLASLt FP8 GEMM with DeepSeek-style block scaling, heuristic algorithm"});
   entry.unsupported_reason = cublaslt_fp8_unsupported_reason;
   describe_by_heuristic(entry, [](cublasLtHandle_t handle, const GemmShape& shape) {
     // The heuristic wants scale pointers set but never reads them.

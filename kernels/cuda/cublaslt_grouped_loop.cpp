@@ -178,17 +178,17 @@ class GroupedLoopSession final : public GroupedGemmSession {
 };
 
 GroupedKernelEntry loop_entry(bool fp8) {
-  GroupedKernelEntry entry;
-  entry.name = fp8 ? "cublaslt_fp8_blockscale_grouped_loop" : "cublaslt_bf16_grouped_loop";
-  entry.backend = BackendKind::cuda;
-  entry.dtype = fp8 ? "fp8" : "bf16";
-  entry.formats_taken = {fp8 ? BlockFormatId::fp8_blockscale : BlockFormatId::bf16};
-  entry.peak_kernel = fp8 ? "cublaslt_fp8_blockscale" : "cublaslt_bf16";
-  entry.formats = fp8 ? "A e4m3 1x128 f32 scales (VEC128_32F per expert), B [groups] e4m3 128x128 f32 scales "
+  GroupedKernelEntry entry(
+      {.name = fp8 ? "cublaslt_fp8_blockscale_grouped_loop" : "cublaslt_bf16_grouped_loop",
+       .backend = BackendKind::cuda,
+       .dtype = fp8 ? "fp8" : "bf16",
+       .formats = fp8 ? "A e4m3 1x128 f32 scales (VEC128_32F per expert), B [groups] e4m3 128x128 f32 scales "
                         "(BLK128x128_32F), C bf16; each expert's rows padded to 4"
-                      : "A bf16, B [groups] bf16, C bf16, fp32 accumulation";
-  entry.description = fp8 ? "baseline: one cuBLASLt block-scaled FP8 matmul per expert with rows, enqueued back to back"
-                          : "baseline: one cuBLASLt dense bf16 matmul per expert with rows, enqueued back to back";
+                      : "A bf16, B [groups] bf16, C bf16, fp32 accumulation",
+       .formats_taken = {fp8 ? BlockFormatId::fp8_blockscale : BlockFormatId::bf16},
+       .description = fp8 ? "baseline: one cuBLASLt block-scaled FP8 matmul per expert with rows, enqueued back to back"
+                          : "baseline: one cuBLASLt dense bf16 matmul per expert with rows, enqueued back to back"});
+  entry.peak_kernel = fp8 ? "cublaslt_fp8_blockscale" : "cublaslt_bf16";
   entry.unsupported_reason = [fp8](const GroupedShape& shape) -> std::optional<std::string> {
     if (fp8) return cublaslt_fp8_unsupported_reason(GemmShape{kFp8RowMultiple, shape.n, shape.k, 1});
     return std::nullopt;

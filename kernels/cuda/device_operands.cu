@@ -1,21 +1,12 @@
 #include "kernels/cuda/device_operands.cuh"
 
-#include <algorithm>
-
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
+#include "kernels/cuda/grid_stride_launch.cuh"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-// Grid-stride loops keep the grid small for multi-gigabyte buffers.
-unsigned grid_for(int64_t count) {
-  const int64_t blocks = (count + kThreads - 1) / kThreads;
-  return unsigned(std::clamp<int64_t>(blocks, 1, 65535));
-}
 
 // Codes are stored in their logical order, so the flat index is the logical index.
 __global__ void fill_fp8_codes_kernel(uint8_t* codes, uint64_t seed, uint64_t stream_id, int64_t count) {
@@ -54,35 +45,25 @@ __global__ void gather_bf16_kernel(const uint16_t* output, OutputStrides layout,
 void fill_fp8_codes(uint8_t* codes, uint64_t seed, uint64_t stream_id, int64_t batch, int64_t rows, int64_t k,
                     cudaStream_t stream) {
   const int64_t count = batch * rows * k;
-  if (count == 0) return;
-  fill_fp8_codes_kernel<<<grid_for(count), kThreads, 0, stream>>>(codes, seed, stream_id, count);
-  CUDA_CHECK_LAUNCH();
+  launch_grid_stride(fill_fp8_codes_kernel, count, stream, codes, seed, stream_id, count);
 }
 
 void fill_bf16_values(uint16_t* values, uint64_t seed, uint64_t stream_id, int64_t batch, int64_t rows, int64_t k,
                       cudaStream_t stream) {
   const int64_t count = batch * rows * k;
-  if (count == 0) return;
-  fill_bf16_kernel<<<grid_for(count), kThreads, 0, stream>>>(values, seed, stream_id, count);
-  CUDA_CHECK_LAUNCH();
+  launch_grid_stride(fill_bf16_kernel, count, stream, values, seed, stream_id, count);
 }
 
 void fill_a_scales(float* scales, uint64_t seed, int64_t batch, int64_t m, int64_t k, const ScaleStrides& layout,
                    cudaStream_t stream) {
-  const int64_t count = batch * m * synthetic::blocks(k);
-  if (count == 0) return;
-  fill_scales_kernel<<<grid_for(count), kThreads, 0, stream>>>(scales, seed, synthetic::a_scales, batch, m,
-                                                               synthetic::blocks(k), layout);
-  CUDA_CHECK_LAUNCH();
+  launch_grid_stride(fill_scales_kernel, batch * m * synthetic::blocks(k), stream, scales, seed, synthetic::a_scales,
+                     batch, m, synthetic::blocks(k), layout);
 }
 
 void fill_b_scales(float* scales, uint64_t seed, int64_t batch, int64_t n, int64_t k, const ScaleStrides& layout,
                    cudaStream_t stream) {
-  const int64_t count = batch * synthetic::blocks(n) * synthetic::blocks(k);
-  if (count == 0) return;
-  fill_scales_kernel<<<grid_for(count), kThreads, 0, stream>>>(scales, seed, synthetic::b_scales, batch,
-                                                               synthetic::blocks(n), synthetic::blocks(k), layout);
-  CUDA_CHECK_LAUNCH();
+  launch_grid_stride(fill_scales_kernel, batch * synthetic::blocks(n) * synthetic::blocks(k), stream, scales, seed,
+                     synthetic::b_scales, batch, synthetic::blocks(n), synthetic::blocks(k), layout);
 }
 
 void poison_bf16(uint16_t* output, int64_t count, cudaStream_t stream) {
@@ -99,9 +80,8 @@ std::vector<uint16_t> gather_bf16(const uint16_t* output, const OutputStrides& l
   CUDA_CHECK(cudaMemcpyAsync(device_indices.data(), indices.data(), device_indices.bytes(), cudaMemcpyHostToDevice,
                              stream));
   const int64_t count = int64_t(indices.size());
-  gather_bf16_kernel<<<grid_for(count), kThreads, 0, stream>>>(output, layout, device_indices.data(), count,
-                                                               device_gathered.data());
-  CUDA_CHECK_LAUNCH();
+  launch_grid_stride(gather_bf16_kernel, count, stream, output, layout, device_indices.data(), count,
+                     device_gathered.data());
   CUDA_CHECK(cudaMemcpyAsync(gathered.data(), device_gathered.data(), device_gathered.bytes(), cudaMemcpyDeviceToHost,
                              stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));

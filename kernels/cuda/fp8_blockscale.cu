@@ -7,7 +7,6 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "common/user_error.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_prepared_gemm.hpp"
 #include "kernels/cuda/device_buffer.hpp"
@@ -16,6 +15,7 @@
 #include "kernels/cuda/fp8_blockscale_launch.cuh"
 #include "kernels/cuda/own_kernel_entries.hpp"
 #include "kernels/cuda/tensor_map.hpp"
+#include "kernels/shape_checks.hpp"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels::cuda {
@@ -180,22 +180,18 @@ class Fp8BlockscaleSession final : public GemmSession {
 
 std::unique_ptr<GemmSession> open_fp8_blockscale_session(Device& device, const WeightShape& shape, uint64_t seed,
                                                          WeightOrder order) {
-  if (auto reason = fp8_blockscale_unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}))
-    throw UserError("fp8_blockscale cannot run N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k) +
-                    ": " + *reason + "; pick another kernel for this shape");
+  require_supported_weights("fp8_blockscale", shape,
+                            fp8_blockscale_unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}));
   return std::make_unique<Fp8BlockscaleSession>(as_cuda_device(device), shape, seed, order);
 }
 
 std::optional<std::string> fp8_blockscale_unsupported_reason(const GemmShape& shape) {
-  if (shape.batch_count != 1) return "batch_count=" + std::to_string(shape.batch_count) + " (not batched)";
+  if (auto reason = batch_count_problem(shape)) return reason;
   if (shape.k <= 0 || shape.k % 16 != 0)
     return "K=" + std::to_string(shape.k) + " is not a positive multiple of 16 (16-byte row copies)";
   if (shape.m < 1 || shape.n < 1) return "M and N must be positive";
   if (shape.n % 8 != 0) return "N=" + std::to_string(shape.n) + " is not a multiple of 8 (16-byte output rows for the bulk store)";
-  if (shape.m * shape.n > int64_t(INT32_MAX) || shape.n * shape.k > int64_t(INT32_MAX) ||
-      shape.m * shape.k > int64_t(INT32_MAX))
-    return "an operand over 2^31 elements";
-  return std::nullopt;
+  return int32_index_problem({shape.m * shape.n, shape.n * shape.k, shape.m * shape.k});
 }
 
 const Fp8DeviceSpec& fp8_device_spec(int ordinal) {
@@ -215,15 +211,14 @@ std::optional<Fp8DeviceSpec> current_device_spec() {
 }
 
 KernelEntry fp8_blockscale_entry() {
-  KernelEntry entry;
-  entry.name = "fp8_blockscale";
-  entry.backend = BackendKind::cuda;
-  entry.dtype = "fp8";
-  entry.formats_taken = {BlockFormatId::fp8_blockscale};
-  entry.formats = "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales (row-major), C bf16";
-  entry.description =
-      "ours: persistent, warp-specialized (TMA copy warpgroup + wgmma e4m3 math warpgroups), per-128-K promotion "
-      "outside the tensor cores; small M streams B with split-K";
+  KernelEntry entry(
+      {.name = "fp8_blockscale",
+       .backend = BackendKind::cuda,
+       .dtype = "fp8",
+       .formats = "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales (row-major), C bf16",
+       .formats_taken = {BlockFormatId::fp8_blockscale},
+       .description = "ours: persistent, warp-specialized (TMA copy warpgroup + wgmma e4m3 math warpgroups), "
+                      "per-128-K promotion outside the tensor cores; small M streams B with split-K"});
   entry.unsupported_reason = fp8_blockscale_unsupported_reason;
   entry.describe_config = [](const GemmShape& shape) {
     if (const auto spec = current_device_spec()) return describe(choose_fp8_blockscale_config(shape, *spec));

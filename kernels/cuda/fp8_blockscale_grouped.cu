@@ -22,6 +22,7 @@
 #include "kernels/cuda/grouped_operands.cuh"
 #include "kernels/cuda/own_kernel_entries.hpp"
 #include "kernels/cuda/tensor_map.hpp"
+#include "kernels/shape_checks.hpp"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels::cuda {
@@ -155,26 +156,25 @@ class Fp8GroupedSession final : public GroupedGemmSession {
 
 std::optional<std::string> fp8_grouped_unsupported_reason(const GroupedShape& shape) {
   if (auto reason = fp8_blockscale_unsupported_reason(GemmShape{1, shape.n, shape.k, 1})) return reason;
-  if ((shape.layout_rows() + 256) * std::max(shape.n, shape.k) > int64_t(INT32_MAX) ||
-      shape.groups() * shape.n > int64_t(INT32_MAX))
-    return "an operand over 2^31 elements";
+  if (auto reason = int32_index_problem({(shape.layout_rows() + 256) * std::max(shape.n, shape.k),
+                                          shape.groups() * shape.n}))
+    return reason;
   return std::nullopt;
 }
 
 }  // namespace
 
 GroupedKernelEntry fp8_blockscale_grouped_entry() {
-  GroupedKernelEntry entry;
-  entry.name = "fp8_blockscale_grouped";
-  entry.backend = BackendKind::cuda;
-  entry.dtype = "fp8";
-  entry.formats_taken = {BlockFormatId::fp8_blockscale};
+  GroupedKernelEntry entry(
+      {.name = "fp8_blockscale_grouped",
+       .backend = BackendKind::cuda,
+       .dtype = "fp8",
+       .formats = "A e4m3 1x128 f32 scales (contiguous or masked groups), B [groups] e4m3 128x128 f32 scales "
+                  "(row-major), C bf16",
+       .formats_taken = {BlockFormatId::fp8_blockscale},
+       .description = "ours: fp8_blockscale's persistent TMA + wgmma kernel with a group-aware schedule walking the "
+                      "rows per group on the device: every expert's tiles in one launch, no tile of padding"});
   entry.peak_kernel = "cublaslt_fp8_blockscale";
-  entry.formats = "A e4m3 1x128 f32 scales (contiguous or masked groups), B [groups] e4m3 128x128 f32 scales "
-                  "(row-major), C bf16";
-  entry.description =
-      "ours: fp8_blockscale's persistent TMA + wgmma kernel with a group-aware schedule walking the rows per group on "
-      "the device: every expert's tiles in one launch, no tile of padding";
   entry.unsupported_reason = fp8_grouped_unsupported_reason;
   entry.describe_config = [](const GroupedShape& shape) {
     const Fp8DeviceSpec spec = current_device_spec().value_or(fp8_reference_spec());

@@ -1,18 +1,10 @@
 #include "kernels/cuda/grouped_operands.cuh"
 
-#include <algorithm>
-
-#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/grid_stride_launch.cuh"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned grid_for(int64_t count) {
-  return unsigned(std::clamp<int64_t>((count + kThreads - 1) / kThreads, 1, 65535));
-}
 
 // Element i of the block sits at logical index first + i: the routed rows are consecutive in the logical tensor.
 __global__ void fill_fp8_range_kernel(uint8_t* codes, uint64_t seed, uint64_t first, int64_t count) {
@@ -40,26 +32,19 @@ __global__ void fill_routed_scales_kernel(float* scales, uint64_t seed, int64_t 
 void fill_routed_fp8_rows(uint8_t* codes, uint64_t seed, int64_t first_routed_row, int64_t rows, int64_t k,
                           cudaStream_t stream) {
   const int64_t count = rows * k;
-  if (count == 0) return;
-  fill_fp8_range_kernel<<<grid_for(count), kThreads, 0, stream>>>(codes, seed, uint64_t(first_routed_row * k), count);
-  CUDA_CHECK_LAUNCH();
+  launch_grid_stride(fill_fp8_range_kernel, count, stream, codes, seed, uint64_t(first_routed_row * k), count);
 }
 
 void fill_routed_bf16_rows(uint16_t* values, uint64_t seed, int64_t first_routed_row, int64_t rows, int64_t k,
                            cudaStream_t stream) {
   const int64_t count = rows * k;
-  if (count == 0) return;
-  fill_bf16_range_kernel<<<grid_for(count), kThreads, 0, stream>>>(values, seed, uint64_t(first_routed_row * k), count);
-  CUDA_CHECK_LAUNCH();
+  launch_grid_stride(fill_bf16_range_kernel, count, stream, values, seed, uint64_t(first_routed_row * k), count);
 }
 
 void fill_routed_a_scales(float* scales, uint64_t seed, int64_t first_routed_row, int64_t rows, int64_t k,
                           const ScaleStrides& layout, cudaStream_t stream) {
-  const int64_t count = rows * synthetic::blocks(k);
-  if (count == 0) return;
-  fill_routed_scales_kernel<<<grid_for(count), kThreads, 0, stream>>>(scales, seed, first_routed_row, rows,
-                                                                      synthetic::blocks(k), layout);
-  CUDA_CHECK_LAUNCH();
+  launch_grid_stride(fill_routed_scales_kernel, rows * synthetic::blocks(k), stream, scales, seed, first_routed_row,
+                     rows, synthetic::blocks(k), layout);
 }
 
 }  // namespace shapescope::kernels::cuda

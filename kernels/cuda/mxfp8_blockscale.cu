@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "common/user_error.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_prepared_gemm.hpp"
 #include "kernels/cuda/device_buffer.hpp"
@@ -18,6 +17,7 @@
 #include "kernels/cuda/own_kernel_entries.hpp"
 #include "kernels/cuda/programmatic_launch.cuh"
 #include "kernels/operand_format.hpp"
+#include "kernels/shape_checks.hpp"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels::cuda {
@@ -261,33 +261,25 @@ class Mxfp8Session final : public GemmSession {
 };
 
 std::optional<std::string> mxfp8_unsupported_reason(const GemmShape& shape) {
-  if (shape.batch_count != 1) return "batch_count=" + std::to_string(shape.batch_count) + " (not batched)";
-  if (shape.m < 1 || shape.n < 1 || shape.k < 1) return "M, N and K must be positive";
+  if (auto reason = batch_count_problem(shape)) return reason;
+  if (auto reason = extent_problem(shape)) return reason;
   if (shape.k % 16 != 0) return "K=" + std::to_string(shape.k) + " is not a multiple of 16 (16-byte row copies)";
-  if (shape.m * shape.k > int64_t(INT32_MAX) || shape.n * shape.k > int64_t(INT32_MAX) ||
-      shape.m * shape.n > int64_t(INT32_MAX))
-    return "an operand over 2^31 elements";
-  return std::nullopt;
+  return int32_index_problem({shape.m * shape.k, shape.n * shape.k, shape.m * shape.n});
 }
 
 }  // namespace
 
 KernelEntry mxfp8_blockscale_entry() {
-  KernelEntry entry;
-  entry.name = "mxfp8_blockscale";
-  entry.backend = BackendKind::cuda;
-  entry.dtype = "fp8";
-  entry.formats = "A and B e4m3 with e8m0 scales per 1x32 (MXFP8), C bf16";
-  entry.formats_taken = {BlockFormatId::mxfp8};
-  entry.description = "ours: mma.sync e4m3 (m16n8k32) with fp32 promotion per 32-wide K block, a 3-stage cp.async "
-                      "pipeline of 128x128 tiles";
+  KernelEntry entry({.name = "mxfp8_blockscale", .backend = BackendKind::cuda, .dtype = "fp8",
+                     .formats = "A and B e4m3 with e8m0 scales per 1x32 (MXFP8), C bf16",
+                     .formats_taken = {BlockFormatId::mxfp8},
+                     .description = "ours: mma.sync e4m3 (m16n8k32) with fp32 promotion per 32-wide K block, a "
+                                    "3-stage cp.async pipeline of 128x128 tiles"});
   entry.unsupported_reason = mxfp8_unsupported_reason;
   entry.describe_config = [](const GemmShape&) { return std::string("mma16832_m128n128k128_s3"); };
   entry.config_for = [](const GemmShape&) { return KernelConfig::plain_tile(kTileM, kTileN); };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
-    if (auto reason = mxfp8_unsupported_reason(GemmShape{1, shape.n, shape.k, 1}))
-      throw UserError("mxfp8_blockscale cannot run N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k) +
-                      ": " + *reason + "; pick another kernel for this shape");
+    require_supported_weights("mxfp8_blockscale", shape, mxfp8_unsupported_reason(GemmShape{1, shape.n, shape.k, 1}));
     return std::make_unique<Mxfp8Session>(as_cuda_device(device), shape, seed);
   };
   return entry;

@@ -6,7 +6,6 @@
 #include <string>
 #include <utility>
 
-#include "common/user_error.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_prepared_gemm.hpp"
 #include "kernels/cuda/device_buffer.hpp"
@@ -14,6 +13,7 @@
 #include "kernels/cuda/own_kernel_entries.hpp"
 #include "kernels/portable/portable_fp8_blockscale.hpp"
 #include "kernels/portable/portable_fp8_blockscale_shape.hpp"
+#include "kernels/shape_checks.hpp"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels::cuda {
@@ -92,15 +92,15 @@ class PortableFp8Session final : public GemmSession {
 };
 
 KernelEntry portable_entry(const std::string& name, BLayout layout) {
-  KernelEntry entry;
-  entry.name = name;
-  entry.backend = BackendKind::cuda;
-  entry.dtype = "fp8";
-  entry.formats_taken = {BlockFormatId::fp8_blockscale};
-  entry.formats = "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales (row-major), C bf16";
-  entry.description =
-      "ours, one source for nvcc and hipcc (kernels/portable): f32 FMAs on decoded e4m3, per-128-K promotion; "
-      "the HIP backend's portable path, a correctness baseline rather than a fast kernel";
+  KernelEntry entry(
+      {.name = name,
+       .backend = BackendKind::cuda,
+       .dtype = "fp8",
+       .formats = "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales (row-major), C bf16",
+       .formats_taken = {BlockFormatId::fp8_blockscale},
+       .description =
+           "ours, one source for nvcc and hipcc (kernels/portable): f32 FMAs on decoded e4m3, per-128-K promotion; "
+           "the HIP backend's portable path, a correctness baseline rather than a fast kernel"});
   entry.profiled_by_default = false;  // slow by design: profiled when named with --kernel
   entry.unsupported_reason = portable::portable_fp8_blockscale_unsupported_reason;
   entry.describe_config = [](const GemmShape&) { return std::string("64x64_f32fma"); };
@@ -108,9 +108,9 @@ KernelEntry portable_entry(const std::string& name, BLayout layout) {
     return KernelConfig::plain_tile(portable::kPortableTile, portable::kPortableTile);
   };
   entry.open = [name, layout](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
-    if (auto reason = portable::portable_fp8_blockscale_unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}))
-      throw UserError(name + " cannot run N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k) + ": " +
-                      *reason + "; pick another kernel for this shape");
+    require_supported_weights(
+        name, shape,
+        portable::portable_fp8_blockscale_unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}));
     return std::make_unique<PortableFp8Session>(as_cuda_device(device), shape, seed, layout);
   };
   return entry;

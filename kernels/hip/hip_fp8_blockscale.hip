@@ -17,7 +17,6 @@
 #include <string>
 #include <utility>
 
-#include "common/user_error.hpp"
 #include "kernels/fp8_matrix_format.hpp"
 #include "kernels/hip/hip_buffer.hpp"
 #include "kernels/hip/hip_check.hpp"
@@ -27,6 +26,7 @@
 #include "kernels/mfma_preshuffled_b.hpp"
 #include "kernels/portable/portable_fp8_blockscale.hpp"
 #include "kernels/portable/portable_fp8_blockscale_shape.hpp"
+#include "kernels/shape_checks.hpp"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels::rocm {
@@ -192,11 +192,8 @@ class HipFp8Session final : public GemmSession {
 };
 
 KernelEntry hip_entry(const std::string& name, BLayout layout) {
-  KernelEntry entry;
-  entry.name = name;
-  entry.backend = BackendKind::hip;
-  entry.dtype = "fp8";
-  entry.formats_taken = {BlockFormatId::fp8_blockscale};
+  KernelEntry entry(
+      {.name = name, .backend = BackendKind::hip, .dtype = "fp8", .formats_taken = {BlockFormatId::fp8_blockscale}});
   entry.unsupported_reason = unsupported_reason;
   entry.describe_config = [](const GemmShape&) {
     return mfma_config(Fp8MatrixFormat::e4m3fnuz) + " on gfx940..942, " + mfma_config(Fp8MatrixFormat::e4m3) +
@@ -204,9 +201,7 @@ KernelEntry hip_entry(const std::string& name, BLayout layout) {
   };
   entry.config_for = [](const GemmShape&) { return KernelConfig::plain_tile(kMfmaTile, kMfmaTile); };
   entry.open = [name, layout](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
-    if (auto reason = unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}))
-      throw UserError(name + " cannot run N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k) + ": " +
-                      *reason + "; pick another kernel for this shape");
+    require_supported_weights(name, shape, unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}));
     return std::make_unique<HipFp8Session>(as_hip_device(device), shape, seed, layout);
   };
   return entry;

@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "common/user_error.hpp"
 #include "kernels/hip/hip_buffer.hpp"
 #include "kernels/hip/hip_check.hpp"
 #include "kernels/hip/hip_kernel_entries.hpp"
 #include "kernels/hip/hip_operands.hpp"
 #include "kernels/hip/hip_prepared_gemm.hpp"
+#include "kernels/shape_checks.hpp"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels::rocm {
@@ -150,26 +150,20 @@ class HipblasLtBf16Session final : public GemmSession {
 
 std::optional<std::string> unsupported_reason(const GemmShape& shape) {
   if (shape.batch_count != 1) return "batch_count=" + std::to_string(shape.batch_count) + " (not batched here)";
-  if (shape.m < 1 || shape.n < 1 || shape.k < 1) return "M, N and K must be positive";
-  return std::nullopt;
+  return extent_problem(shape);
 }
 
 }  // namespace
 
 KernelEntry hipblaslt_bf16_entry() {
-  KernelEntry entry;
-  entry.name = "hipblaslt_bf16";
-  entry.backend = BackendKind::hip;
-  entry.dtype = "bf16";
-  entry.formats_taken = {BlockFormatId::bf16};
-  entry.formats = "A bf16, B bf16, C bf16, fp32 accumulation";
-  entry.description = "hipBLASLt dense bf16 GEMM, heuristic algorithm (the vendor baseline on AMD)";
+  KernelEntry entry({.name = "hipblaslt_bf16", .backend = BackendKind::hip, .dtype = "bf16",
+                     .formats = "A bf16, B bf16, C bf16, fp32 accumulation", .formats_taken = {BlockFormatId::bf16},
+                     .description = "hipBLASLt dense bf16 GEMM, heuristic algorithm (the vendor baseline on AMD)"});
   entry.unsupported_reason = unsupported_reason;
   entry.describe_config = [](const GemmShape&) { return std::string("hipBLASLt heuristic"); };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
-    if (auto reason = unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}))
-      throw UserError("hipblaslt_bf16 cannot run N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k) +
-                      ": " + *reason + "; pick another kernel for this shape");
+    require_supported_weights("hipblaslt_bf16", shape,
+                              unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}));
     return std::make_unique<HipblasLtBf16Session>(as_hip_device(device), shape, seed);
   };
   return entry;
