@@ -97,6 +97,31 @@ double off_trend(const Measured& left, const Measured& p, const Measured& right)
   return std::abs(p.point.time_us - line) / p.point.time_us;
 }
 
+// The predicted boundaries the coarse pass measures: by predicted effect, largest first (then smaller M), those
+// the refinement would not take for noise (options.min_tolerance), none within kBoundarySpacing grid steps of one
+// already kept (the refinement finds an edge there from the kept one's two points), at most boundary_share of the
+// grid.
+constexpr std::ptrdiff_t kBoundarySpacing = 2;
+
+std::vector<PredictedBoundary> coarse_boundaries(const AdaptiveOptions& options) {
+  std::vector<PredictedBoundary> ranked = options.boundaries;
+  std::stable_sort(ranked.begin(), ranked.end(), [](const PredictedBoundary& a, const PredictedBoundary& b) {
+    return a.effect != b.effect ? a.effect > b.effect : a.m < b.m;
+  });
+  const auto most = std::size_t(options.boundary_share * double(options.grid.size()));
+  std::vector<PredictedBoundary> kept;
+  std::set<std::ptrdiff_t> kept_at;  // grid index at or after each kept boundary
+  for (const PredictedBoundary& boundary : ranked) {
+    if (kept.size() >= most || boundary.effect < options.min_tolerance) break;
+    const std::ptrdiff_t at = std::lower_bound(options.grid.begin(), options.grid.end(), boundary.m) - options.grid.begin();
+    const auto next = kept_at.lower_bound(at - kBoundarySpacing);
+    if (next != kept_at.end() && *next <= at + kBoundarySpacing) continue;
+    kept_at.insert(at);
+    kept.push_back(boundary);
+  }
+  return kept;
+}
+
 // A noise probe every this many coarse points.
 constexpr std::size_t kProbeEvery = 8;
 
@@ -144,9 +169,9 @@ AdaptiveResult adaptive_search(const AdaptiveOptions& options, const std::functi
     if (i > 0 && grid[i] != m) coarse.insert(i - 1);  // the boundary itself is off the grid: both sides
   };
   for (int64_t power = 1; power <= grid.back(); power *= 2) add_at_or_after(power);
-  for (int64_t boundary : options.boundaries) {
-    add_at_or_after(boundary);
-    add_at_or_after(boundary + 1);
+  for (const PredictedBoundary& boundary : coarse_boundaries(options)) {
+    add_at_or_after(boundary.m);
+    add_at_or_after(boundary.m + 1);
   }
   bool coarse_done = true;
   for (std::size_t i : coarse)

@@ -2,8 +2,10 @@
 // measure(M) callback (the sweep measures on a device, --replay answers from a recorded profile,
 // the tests from a formula).
 //
-// 1. A coarse pass: the grid's ends, its powers of two, every boundary the caller predicts (the
-//    kernel's tile and wave boundaries, each with the M after it), every `coarse_stride`-th grid M
+// 1. A coarse pass: the grid's ends, its powers of two, the boundaries the caller predicts (the
+//    kernel's tile and wave boundaries, each with the M after it; those of the largest predicted
+//    effect, at most `boundary_share` of the grid, none whose effect the refinement would take for
+//    noise, none within two grid steps of one kept), every `coarse_stride`-th grid M
 //    (a prime stride, so that the coarse points do not alias with power-of-two tiles), and noise
 //    probes: three neighbouring grid M every eighth coarse point, whose scatter is the noise where
 //    the measurements do not state theirs (ci95).
@@ -35,9 +37,18 @@ struct SearchPoint {
   double rel_noise = 0;      // ci95 / time where the measurement says, else 0
 };
 
+// An M where the kernel's configuration predicts its time to step up, and by how much (relative).
+struct PredictedBoundary {
+  int64_t m = 0;
+  double effect = 0;
+};
+
 struct AdaptiveOptions {
   std::vector<int64_t> grid;        // sorted, unique: every M the search may measure
-  std::vector<int64_t> boundaries;  // M where the kernel's configuration predicts a change (any order)
+  std::vector<PredictedBoundary> boundaries;  // any order
+  // The most predicted boundaries the coarse pass measures, as a share of the grid (each costs two M): a
+  // configuration may predict one at almost every M, and each measured one costs a point of the budget.
+  double boundary_share = 1.0 / 64;
   int coarse_stride = 0;            // grid steps between coarse M; 0: coarse_stride_for(grid size)
   // low: MFU below this fraction of the best of the preceding measured M. A little above the analysis's bar
   // (kStudyUtilsRatio, 0.85, of a level net of noise): the best of a few points lies above that level.

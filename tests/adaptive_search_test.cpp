@@ -136,7 +136,7 @@ TEST(AdaptiveSearch, RefinesAroundAPointThatIsNotMeasured) {
 TEST(AdaptiveSearch, PredictedBoundariesJoinTheCoarsePass) {
   AdaptiveOptions options;
   options.grid = step_grid(16, 4096, 4);
-  options.boundaries = {1000, 2050};
+  options.boundaries = {{1000, 0.5}, {2050, 0.25}};
   std::vector<int64_t> asked;
   adaptive_search(options, [&](int64_t m) {
     asked.push_back(m);
@@ -145,6 +145,32 @@ TEST(AdaptiveSearch, PredictedBoundariesJoinTheCoarsePass) {
   const std::set<int64_t> measured = as_set(asked);
   EXPECT_TRUE(measured.count(1000) && measured.count(1004));               // on the grid: it and the M after it
   EXPECT_TRUE(measured.count(2048) && measured.count(2052));               // off the grid: both sides
+}
+
+TEST(AdaptiveSearch, ACoarsePassOfDenseBoundariesKeepsTheLargestWithinItsShare) {
+  // A boundary every 16 M (many tile columns: one tile row per wave), the effect of wave w being 1/w.
+  AdaptiveOptions options;
+  options.grid = step_grid(16, 32768, 4);
+  for (int64_t wave = 1; wave * 16 <= 32768; ++wave) options.boundaries.push_back({wave * 16, 1.0 / double(wave)});
+  const AdaptiveResult result = adaptive_search(options, [](int64_t m) {
+    return SearchPoint{true, 5.0 + double(m) / 50, double(m) / (5.0 + double(m) / 50), "linear", 0};
+  });
+  // The grid's share of boundaries (two M each), the stride's points and the powers of two; not 2,048 boundaries.
+  const auto kept = std::size_t(options.boundary_share * double(options.grid.size()));
+  EXPECT_LE(std::size_t(result.coarse_points),
+            2 * kept + options.grid.size() / std::size_t(coarse_stride_for(options.grid.size())) + 2 * 16 + 2);
+  EXPECT_LT(result.coarse_points, int64_t(options.grid.size() / 12));
+  const std::set<int64_t> measured = as_set(result.measured);
+  // The largest effects (the first waves) are measured, none so small that the refinement would take it for noise.
+  EXPECT_TRUE(measured.count(16) && measured.count(48) && measured.count(96) && measured.count(100));
+  for (int64_t wave = int64_t(1 / options.min_tolerance) + 1; wave * 16 <= 32768; ++wave) {
+    const int64_t m = wave * 16;
+    const bool on_stride = (m - 16) / 4 % coarse_stride_for(options.grid.size()) == 0;
+    const bool power_of_two = (m & (m - 1)) == 0;
+    if (!on_stride && !power_of_two) {
+      EXPECT_FALSE(measured.count(m) && measured.count(m + 4)) << m;
+    }
+  }
 }
 
 // Three neighbouring grid M measured: a noise probe.
