@@ -10,13 +10,22 @@
 //    probes: three neighbouring grid M every eighth coarse point, whose scatter is the noise where
 //    the measurements do not state theirs (ci95).
 // 2. Refinement, round after round, of each interval between neighbouring measured M:
-//      - to the grid's resolution where the launched kernel switches (each side agreeing with its
-//        outer neighbour: a name that changes every few M says nothing), where the kernel stops or
-//        starts running, where MFU falls beyond the noise, and where one end is low (MFU below
-//        drop_ratio of what the preceding measured M reached, less the noise) and the other not;
+//      - to the grid's resolution where the kernel stops or starts running, where MFU falls beyond
+//        the noise, where one end is low (MFU below drop_ratio of what the preceding measured M
+//        reached, less the noise) and the other not, and where the launched kernel switches with
+//        a change of MFU (each side agreeing with its outer neighbour: a name that changes every
+//        few M says nothing); a switch where MFU carries on, to `low_stride` grid steps;
 //      - to `low_stride` grid steps inside a low stretch, so that every M of it lies within a step
-//        or two of a measured one, and around a point off the line through its neighbours' times
-//        (a step or a tooth between coarse points; the edges inside are then found as above).
+//        of a measured one, and to two where the stretch is near the bar (within min_tolerance of
+//        it: its gradual ends, where the analysis's bar may fall either side of the search's), so
+//        that an unmeasured M there has both neighbours measured;
+//      - the level window before each edge into a low stretch (found to the grid's resolution):
+//        every other grid M of the level_window steps before it, until five M that are not low lie
+//        there, so that the analysis judges the stretch against the M just before it and not
+//        against the dips the refinement went after;
+//      - around a point off the line through its neighbours' times by as much as the fall that
+//        makes a point low, none of the three low (a tooth between coarse points; the edges inside
+//        are then found as above).
 //    Each round measures the intervals' midpoints (the nearest M not yet asked), the largest change
 //    first, until nothing is left to refine or the budget is spent.
 #pragma once

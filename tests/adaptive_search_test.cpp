@@ -44,15 +44,19 @@ TEST(AdaptiveSearch, FindsEveryTileBoundaryToTheGridsResolution) {
 }
 
 TEST(AdaptiveSearch, FindsWhereTheLaunchedKernelChanges) {
-  AdaptiveOptions options;
-  options.grid = step_grid(16, 8192, 4);
-  const AdaptiveResult result = adaptive_search(options, [](int64_t m) {
-    SearchPoint point{true, 10.0 + double(m) / 100, double(m) / (10.0 + double(m) / 100), m < 3004 ? "a" : "b", 0};
-    return point;
-  });
-  const std::set<int64_t> measured = as_set(result.measured);
-  EXPECT_TRUE(measured.count(3000));
-  EXPECT_TRUE(measured.count(3004));
+  // The library switches kernels at M = 3004: where the new kernel is 10% slower, the switch is found to the grid's
+  // resolution; where MFU carries on, to within low_stride grid steps.
+  for (const double slowdown : {1.1, 1.0}) {
+    AdaptiveOptions options;
+    options.grid = step_grid(16, 8192, 4);
+    const AdaptiveResult result = adaptive_search(options, [&](int64_t m) {
+      const double time = (10.0 + double(m) / 100) * (m < 3004 ? 1.0 : slowdown);
+      return SearchPoint{true, time, double(m) / time, m < 3004 ? "a" : "b", 0};
+    });
+    const std::set<int64_t> measured = as_set(result.measured);
+    const int64_t last_a = *std::prev(measured.lower_bound(3004)), first_b = *measured.lower_bound(3004);
+    EXPECT_LE(first_b - last_a, slowdown > 1 ? 4 : 4 * options.low_stride) << slowdown;
+  }
 }
 
 TEST(AdaptiveSearch, MeasuresOnlyTheCoarsePassWhereNothingChanges) {
@@ -85,6 +89,39 @@ TEST(AdaptiveSearch, CoversALowStretchWithinItsStride) {
     EXPECT_LE(m - previous, 4 * options.low_stride) << m;
     previous = m;
   }
+}
+
+TEST(AdaptiveSearch, MeasuresTheLevelBeforeALowStretchAndEveryOtherMWhereItRisesToTheBar) {
+  // MFU 40% lower from M = 1200, recovering linearly to the sweep's own by M = 1800: the stretch crosses the bar
+  // (0.86 of the level) gradually, where the analysis's bar may fall on either side of the search's.
+  AdaptiveOptions options;
+  options.grid = step_grid(16, 4096, 4);
+  const auto mfu_factor = [](int64_t m) {
+    if (m < 1200 || m >= 1800) return 1.0;
+    return 0.6 + 0.4 * double(m - 1200) / 600;
+  };
+  const auto utils = [&](int64_t m) { return double(m) / (10.0 + double(m) / 100) * mfu_factor(m); };
+  const AdaptiveResult result = adaptive_search(options, [&](int64_t m) {
+    return SearchPoint{true, double(m) / utils(m), utils(m), "k", 0};
+  });
+  const std::set<int64_t> measured = as_set(result.measured);
+  // The level window before the edge: at least five measured M within level_window grid steps of it.
+  std::size_t before = 0;
+  for (int64_t m = 1196 - 4 * options.level_window; m <= 1196; m += 4) before += measured.count(m);
+  EXPECT_GE(before, 5u);
+  // Where the stretch lies within 3% below the search's bar (0.86 of the level, the MFU just before the stretch):
+  // measured M at most two grid steps apart.
+  const double bar = options.drop_ratio * utils(1196);
+  std::size_t in_band = 0;
+  int64_t previous = 0;
+  for (int64_t m : measured) {
+    if (m >= 1200 && m < 1800 && utils(m) >= bar * (1 - options.min_tolerance) && utils(m) < bar) {
+      ++in_band;
+      EXPECT_LE(m - previous, 8) << m;
+    }
+    previous = m;
+  }
+  EXPECT_GT(in_band, 3u);
 }
 
 TEST(AdaptiveSearch, StopsAtItsBudget) {
