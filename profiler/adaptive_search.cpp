@@ -84,10 +84,10 @@ std::optional<Need> interval_need(const Measured& a, const Measured& b, bool ker
                                   const AdaptiveOptions& options) {
   const double tol = tolerance(a.point, b.point, data_noise, options);
   const double fall = a.point.utils > 0 ? 1.0 - b.point.utils / a.point.utils : 0.0;
-  // A switch where MFU carries on (within the noise) is located to low_stride; one with a drop, to the grid's
-  // resolution.
+  // A switch where MFU falls beyond the noise is located to the grid's resolution; one where it carries on or rises
+  // (no anomaly at the switch: the end of a low stretch before it is found by the low rules), to low_stride.
   if (kernel_switch)
-    return Need{std::abs(fall) > tol || a.low != b.low ? 1 : std::size_t(std::max(1, options.low_stride)), 1.0};
+    return Need{fall > tol || a.low != b.low ? 1 : std::size_t(std::max(1, options.low_stride)), 1.0};
   if (a.low != b.low) return Need{1, std::max(std::abs(fall), tol)};
   // Inside a low stretch every M lies within a step of a measured one at low_stride 3. Where the stretch is near the
   // bar (its gradual ends), the analysis's own bar may fall anywhere: every other M is measured, so that an M it

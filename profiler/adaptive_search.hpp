@@ -13,8 +13,8 @@
 //      - to the grid's resolution where the kernel stops or starts running, where MFU falls beyond
 //        the noise, where one end is low (MFU below drop_ratio of what the preceding measured M
 //        reached, less the noise) and the other not, and where the launched kernel switches with
-//        a change of MFU (each side agreeing with its outer neighbour: a name that changes every
-//        few M says nothing); a switch where MFU carries on, to `low_stride` grid steps;
+//        a fall of MFU (each side agreeing with its outer neighbour: a name that changes every
+//        few M says nothing); a switch where MFU carries on or rises, to `low_stride` grid steps;
 //      - to `low_stride` grid steps inside a low stretch, so that every M of it lies within a step
 //        of a measured one, and to two where the stretch is near the bar (within min_tolerance of
 //        it: its gradual ends, where the analysis's bar may fall either side of the search's), so
