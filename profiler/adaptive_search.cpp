@@ -267,6 +267,24 @@ AdaptiveResult adaptive_search(const AdaptiveOptions& options, const std::functi
         ++level_points;
       }
     }
+    // A low M next to an M of another kernel that is not low: a library alternating kernels M by M (one of them
+    // slow) hides a low stretch between M of the fast one; the M two steps on, which runs the low one's kernel
+    // again, is looked at, and so on along the stretch.
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const Measured& p = points[i];
+      if (!p.low) continue;
+      for (const bool before : {true, false}) {
+        if (before ? i == 0 : i + 1 == points.size()) continue;
+        const Measured& next = points[before ? i - 1 : i + 1];
+        const std::size_t gap = before ? p.index - next.index : next.index - p.index;
+        if (gap != 1 || next.low || next.point.kernel_name == p.point.kernel_name) continue;
+        if (before ? p.index < 2 : p.index + 2 >= grid.size()) continue;
+        const std::size_t again = before ? p.index - 2 : p.index + 2;
+        if (known.count(again)) continue;
+        double& at = wanted[again];
+        at = std::max(at, 1 - p.point.utils / next.point.utils);
+      }
+    }
     // Where the kernel stops (or starts) running: a change of status between two pairs of known points that agree,
     // so that an M here and there the kernel refuses (a stride it needs) is no edge.
     for (std::size_t i = 1; i + 2 < all.size(); ++i) {

@@ -23,6 +23,9 @@
 //        every other grid M of the level_window steps before it, until five M that are not low lie
 //        there, so that the analysis judges the stretch against the M just before it and not
 //        against the dips the refinement went after;
+//      - two grid steps on from a low M whose neighbour at one step runs another kernel and is not
+//        low (a library alternating kernels M by M, one of them slow, hides a low stretch between
+//        M of the fast one), and so on along the stretch;
 //      - around a point off the line through its neighbours' times by as much as the fall that
 //        makes a point low, none of the three low (a tooth between coarse points; the edges inside
 //        are then found as above).

@@ -124,6 +124,21 @@ TEST(AdaptiveSearch, MeasuresTheLevelBeforeALowStretchAndEveryOtherMWhereItRises
   EXPECT_GT(in_band, 3u);
 }
 
+TEST(AdaptiveSearch, FollowsALowStretchHiddenBetweenMOfAnAlternatingKernel) {
+  // The library runs another kernel at every M divisible by 8; from M = 2000 to 2400 that kernel is 40% slower. The
+  // slow M alternate with fast ones, so every one of them must be measured to be flagged.
+  AdaptiveOptions options;
+  options.grid = step_grid(16, 8192, 4);
+  const auto slow = [](int64_t m) { return m % 8 == 0 && m >= 2000 && m < 2400; };
+  const AdaptiveResult result = adaptive_search(options, [&](int64_t m) {
+    const double time = (10.0 + double(m) / 100) / (slow(m) ? 0.6 : 1.0);
+    return SearchPoint{true, time, double(m) / time, m % 8 == 0 ? "aligned" : "unaligned", 0};
+  });
+  const std::set<int64_t> measured = as_set(result.measured);
+  for (int64_t m = 2000; m < 2400; m += 8) EXPECT_TRUE(measured.count(m)) << m;
+  EXPECT_LT(measured.size(), options.grid.size() / 6);
+}
+
 TEST(AdaptiveSearch, StopsAtItsBudget) {
   AdaptiveOptions options;
   options.grid = step_grid(1, 2048, 1);
