@@ -22,6 +22,7 @@ struct Measured {
   std::size_t index = 0;  // into the grid
   SearchPoint point;
   bool low = false;
+  bool marginal = false;  // low, but within the tolerance of the bar: the analysis's own bar may fall on either side
 };
 
 // Low: below drop_ratio of the best of the last level_window preceding measured points that are not low
@@ -30,12 +31,14 @@ struct Measured {
 void mark_low(std::vector<Measured>& points, double data_noise, const AdaptiveOptions& options) {
   std::vector<double> level;  // utils of the points not low, in order
   for (Measured& p : points) {
-    p.low = false;
+    p.low = p.marginal = false;
     if (level.size() >= 2) {
       const std::size_t from = level.size() > std::size_t(options.level_window) ? level.size() - options.level_window : 0;
       const double best = *std::max_element(level.begin() + long(from), level.end());
       const double noise = std::max(p.point.rel_noise, data_noise);
-      p.low = p.point.utils < options.drop_ratio * best * (1 - noise);
+      const double bar = options.drop_ratio * best * (1 - noise);
+      p.low = p.point.utils < bar;
+      p.marginal = p.low && p.point.utils > bar * (1 - std::max(options.min_tolerance, noise));
     }
     if (!p.low) level.push_back(p.point.utils);
   }
@@ -79,11 +82,20 @@ struct Need {
 // (a kernel name that changes every few M, a configuration detail, says nothing about where to look).
 std::optional<Need> interval_need(const Measured& a, const Measured& b, bool kernel_switch, double data_noise,
                                   const AdaptiveOptions& options) {
-  if (kernel_switch) return Need{1, 1.0};
   const double tol = tolerance(a.point, b.point, data_noise, options);
   const double fall = a.point.utils > 0 ? 1.0 - b.point.utils / a.point.utils : 0.0;
+  // A switch where MFU falls beyond the noise is located to the grid's resolution; one where it carries on or rises
+  // (no anomaly at the switch: the end of a low stretch before it is found by the low rules), to low_stride.
+  if (kernel_switch)
+    return Need{fall > tol || a.low != b.low ? 1 : std::size_t(std::max(1, options.low_stride)), 1.0};
   if (a.low != b.low) return Need{1, std::max(std::abs(fall), tol)};
-  if (a.low && b.low) return Need{std::size_t(std::max(1, options.low_stride)), std::max(fall, tol)};
+  // Inside a low stretch every M lies within a step of a measured one at low_stride 3. Where the stretch is near the
+  // bar (its gradual ends), the analysis's own bar may fall anywhere: every other M is measured, so that an M it
+  // flags and the search did not measure has both neighbours measured, the deeper of them flagged too.
+  if (a.low && b.low) {
+    const std::size_t stride = std::size_t(std::max(1, options.low_stride));
+    return Need{a.marginal || b.marginal ? std::min<std::size_t>(stride, 2) : stride, std::max(fall, tol)};
+  }
   // A fall that could make a point low by itself.
   if (fall > tol) return Need{1, fall};
   return std::nullopt;
@@ -96,6 +108,34 @@ double off_trend(const Measured& left, const Measured& p, const Measured& right)
   const double line = left.point.time_us + t * (right.point.time_us - left.point.time_us);
   return std::abs(p.point.time_us - line) / p.point.time_us;
 }
+
+// The predicted boundaries the coarse pass measures: by predicted effect, largest first (then smaller M), those
+// the refinement would not take for noise (options.min_tolerance), none within kBoundarySpacing grid steps of one
+// already kept (the refinement finds an edge there from the kept one's two points), at most boundary_share of the
+// grid.
+constexpr std::ptrdiff_t kBoundarySpacing = 2;
+
+std::vector<PredictedBoundary> coarse_boundaries(const AdaptiveOptions& options) {
+  std::vector<PredictedBoundary> ranked = options.boundaries;
+  std::stable_sort(ranked.begin(), ranked.end(), [](const PredictedBoundary& a, const PredictedBoundary& b) {
+    return a.effect != b.effect ? a.effect > b.effect : a.m < b.m;
+  });
+  const auto most = std::size_t(options.boundary_share * double(options.grid.size()));
+  std::vector<PredictedBoundary> kept;
+  std::set<std::ptrdiff_t> kept_at;  // grid index at or after each kept boundary
+  for (const PredictedBoundary& boundary : ranked) {
+    if (kept.size() >= most || boundary.effect < options.min_tolerance) break;
+    const std::ptrdiff_t at = std::lower_bound(options.grid.begin(), options.grid.end(), boundary.m) - options.grid.begin();
+    const auto next = kept_at.lower_bound(at - kBoundarySpacing);
+    if (next != kept_at.end() && *next <= at + kBoundarySpacing) continue;
+    kept_at.insert(at);
+    kept.push_back(boundary);
+  }
+  return kept;
+}
+
+// Measured M that are not low the refinement wants in the level window before an edge into a low stretch.
+constexpr std::size_t kLevelPoints = 5;
 
 // A noise probe every this many coarse points.
 constexpr std::size_t kProbeEvery = 8;
@@ -144,9 +184,9 @@ AdaptiveResult adaptive_search(const AdaptiveOptions& options, const std::functi
     if (i > 0 && grid[i] != m) coarse.insert(i - 1);  // the boundary itself is off the grid: both sides
   };
   for (int64_t power = 1; power <= grid.back(); power *= 2) add_at_or_after(power);
-  for (int64_t boundary : options.boundaries) {
-    add_at_or_after(boundary);
-    add_at_or_after(boundary + 1);
+  for (const PredictedBoundary& boundary : coarse_boundaries(options)) {
+    add_at_or_after(boundary.m);
+    add_at_or_after(boundary.m + 1);
   }
   bool coarse_done = true;
   for (std::size_t i : coarse)
@@ -201,12 +241,49 @@ AdaptiveResult adaptive_search(const AdaptiveOptions& options, const std::functi
     }
     for (std::size_t i = 1; i + 1 < points.size(); ++i) {
       const Measured &left = points[i - 1], &p = points[i], &right = points[i + 1];
+      if (left.low || p.low || right.low) continue;  // the low rules refine these
       const double off = off_trend(left, p, right);
-      // Half the fall that makes a point low: a step of that size between coarse points is worth a look.
-      const double bar = std::max(tolerance(left.point, right.point, data_noise, options), (1 - options.drop_ratio) / 2);
+      // As far off as the fall that makes a point low: a tooth between measured M that may hold an anomaly. Smaller
+      // deviations, in a noisy profile, would send the refinement after the noise.
+      const double bar = std::max(tolerance(left.point, right.point, data_noise, options), (1 - options.drop_ratio));
       if (off <= bar || off <= options.noise_factor * p.point.rel_noise) continue;
       if (p.index - left.index > low_stride) want(left.index, p.index, off);
       if (right.index - p.index > low_stride) want(p.index, right.index, off);
+    }
+    // The level before each edge into a low stretch, once found to the grid's resolution: every other grid M of
+    // the level_window steps before it until that window holds kLevelPoints measured M that are not low, so that the
+    // analysis judges the stretch against the M just before it, as an exhaustive sweep's would, and not against the
+    // dips the refinement went after or coarse M far below.
+    for (std::size_t i = 0; i + 1 < points.size(); ++i) {
+      const Measured &a = points[i], &b = points[i + 1];
+      if (a.low || !b.low || b.index - a.index != 1) continue;
+      const std::size_t window = std::min(a.index, std::size_t(options.level_window));
+      std::size_t level_points = 0;
+      for (std::size_t j = i + 1; j-- > 0 && points[j].index + window >= a.index;) level_points += !points[j].low;
+      for (std::size_t back = 2; back <= window && level_points < kLevelPoints; back += 2) {
+        if (known.count(a.index - back)) continue;
+        double& at = wanted[a.index - back];
+        at = std::max(at, 1 - b.point.utils / a.point.utils);
+        ++level_points;
+      }
+    }
+    // A low M next to an M of another kernel that is not low: a library alternating kernels M by M (one of them
+    // slow) hides a low stretch between M of the fast one; the M two steps on, which runs the low one's kernel
+    // again, is looked at, and so on along the stretch.
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const Measured& p = points[i];
+      if (!p.low) continue;
+      for (const bool before : {true, false}) {
+        if (before ? i == 0 : i + 1 == points.size()) continue;
+        const Measured& next = points[before ? i - 1 : i + 1];
+        const std::size_t gap = before ? p.index - next.index : next.index - p.index;
+        if (gap != 1 || next.low || next.point.kernel_name == p.point.kernel_name) continue;
+        if (before ? p.index < 2 : p.index + 2 >= grid.size()) continue;
+        const std::size_t again = before ? p.index - 2 : p.index + 2;
+        if (known.count(again)) continue;
+        double& at = wanted[again];
+        at = std::max(at, 1 - p.point.utils / next.point.utils);
+      }
     }
     // Where the kernel stops (or starts) running: a change of status between two pairs of known points that agree,
     // so that an M here and there the kernel refuses (a stride it needs) is no edge.

@@ -2,19 +2,33 @@
 // measure(M) callback (the sweep measures on a device, --replay answers from a recorded profile,
 // the tests from a formula).
 //
-// 1. A coarse pass: the grid's ends, its powers of two, every boundary the caller predicts (the
-//    kernel's tile and wave boundaries, each with the M after it), every `coarse_stride`-th grid M
+// 1. A coarse pass: the grid's ends, its powers of two, the boundaries the caller predicts (the
+//    kernel's tile and wave boundaries, each with the M after it; those of the largest predicted
+//    effect, at most `boundary_share` of the grid, none whose effect the refinement would take for
+//    noise, none within two grid steps of one kept), every `coarse_stride`-th grid M
 //    (a prime stride, so that the coarse points do not alias with power-of-two tiles), and noise
 //    probes: three neighbouring grid M every eighth coarse point, whose scatter is the noise where
 //    the measurements do not state theirs (ci95).
 // 2. Refinement, round after round, of each interval between neighbouring measured M:
-//      - to the grid's resolution where the launched kernel switches (each side agreeing with its
-//        outer neighbour: a name that changes every few M says nothing), where the kernel stops or
-//        starts running, where MFU falls beyond the noise, and where one end is low (MFU below
-//        drop_ratio of what the preceding measured M reached, less the noise) and the other not;
+//      - to the grid's resolution where the kernel stops or starts running, where MFU falls beyond
+//        the noise, where one end is low (MFU below drop_ratio of what the preceding measured M
+//        reached, less the noise) and the other not, and where the launched kernel switches with
+//        a fall of MFU (each side agreeing with its outer neighbour: a name that changes every
+//        few M says nothing); a switch where MFU carries on or rises, to `low_stride` grid steps;
 //      - to `low_stride` grid steps inside a low stretch, so that every M of it lies within a step
-//        or two of a measured one, and around a point off the line through its neighbours' times
-//        (a step or a tooth between coarse points; the edges inside are then found as above).
+//        of a measured one, and to two where the stretch is near the bar (within min_tolerance of
+//        it: its gradual ends, where the analysis's bar may fall either side of the search's), so
+//        that an unmeasured M there has both neighbours measured;
+//      - the level window before each edge into a low stretch (found to the grid's resolution):
+//        every other grid M of the level_window steps before it, until five M that are not low lie
+//        there, so that the analysis judges the stretch against the M just before it and not
+//        against the dips the refinement went after;
+//      - two grid steps on from a low M whose neighbour at one step runs another kernel and is not
+//        low (a library alternating kernels M by M, one of them slow, hides a low stretch between
+//        M of the fast one), and so on along the stretch;
+//      - around a point off the line through its neighbours' times by as much as the fall that
+//        makes a point low, none of the three low (a tooth between coarse points; the edges inside
+//        are then found as above).
 //    Each round measures the intervals' midpoints (the nearest M not yet asked), the largest change
 //    first, until nothing is left to refine or the budget is spent.
 #pragma once
@@ -35,9 +49,18 @@ struct SearchPoint {
   double rel_noise = 0;      // ci95 / time where the measurement says, else 0
 };
 
+// An M where the kernel's configuration predicts its time to step up, and by how much (relative).
+struct PredictedBoundary {
+  int64_t m = 0;
+  double effect = 0;
+};
+
 struct AdaptiveOptions {
   std::vector<int64_t> grid;        // sorted, unique: every M the search may measure
-  std::vector<int64_t> boundaries;  // M where the kernel's configuration predicts a change (any order)
+  std::vector<PredictedBoundary> boundaries;  // any order
+  // The most predicted boundaries the coarse pass measures, as a share of the grid (each costs two M): a
+  // configuration may predict one at almost every M, and each measured one costs a point of the budget.
+  double boundary_share = 1.0 / 64;
   int coarse_stride = 0;            // grid steps between coarse M; 0: coarse_stride_for(grid size)
   // low: MFU below this fraction of the best of the preceding measured M. A little above the analysis's bar
   // (kStudyUtilsRatio, 0.85, of a level net of noise): the best of a few points lies above that level.

@@ -35,7 +35,7 @@ struct FilePoints {
   std::string label;            // names the file in the progress bar
   double steady_clock_mhz = 0;  // 0: no clock to flag against
   MSearchOptions search;        // grid: every M
-  std::vector<int64_t> boundaries;  // adaptive: where the kernel's configuration predicts a step
+  std::vector<PredictedBoundary> boundaries;  // adaptive: where the kernel's configuration predicts a step
 };
 
 // grid: every M of `m_values` the file lacks, `passes` times each in repeat_schedule's order.

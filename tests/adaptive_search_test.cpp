@@ -44,15 +44,19 @@ TEST(AdaptiveSearch, FindsEveryTileBoundaryToTheGridsResolution) {
 }
 
 TEST(AdaptiveSearch, FindsWhereTheLaunchedKernelChanges) {
-  AdaptiveOptions options;
-  options.grid = step_grid(16, 8192, 4);
-  const AdaptiveResult result = adaptive_search(options, [](int64_t m) {
-    SearchPoint point{true, 10.0 + double(m) / 100, double(m) / (10.0 + double(m) / 100), m < 3004 ? "a" : "b", 0};
-    return point;
-  });
-  const std::set<int64_t> measured = as_set(result.measured);
-  EXPECT_TRUE(measured.count(3000));
-  EXPECT_TRUE(measured.count(3004));
+  // The library switches kernels at M = 3004: where the new kernel is 10% slower, the switch is found to the grid's
+  // resolution; where MFU carries on or rises, to within low_stride grid steps.
+  for (const double slowdown : {1.1, 1.0, 0.9}) {
+    AdaptiveOptions options;
+    options.grid = step_grid(16, 8192, 4);
+    const AdaptiveResult result = adaptive_search(options, [&](int64_t m) {
+      const double time = (10.0 + double(m) / 100) * (m < 3004 ? 1.0 : slowdown);
+      return SearchPoint{true, time, double(m) / time, m < 3004 ? "a" : "b", 0};
+    });
+    const std::set<int64_t> measured = as_set(result.measured);
+    const int64_t last_a = *std::prev(measured.lower_bound(3004)), first_b = *measured.lower_bound(3004);
+    EXPECT_LE(first_b - last_a, slowdown > 1 ? 4 : 4 * options.low_stride) << slowdown;
+  }
 }
 
 TEST(AdaptiveSearch, MeasuresOnlyTheCoarsePassWhereNothingChanges) {
@@ -85,6 +89,54 @@ TEST(AdaptiveSearch, CoversALowStretchWithinItsStride) {
     EXPECT_LE(m - previous, 4 * options.low_stride) << m;
     previous = m;
   }
+}
+
+TEST(AdaptiveSearch, MeasuresTheLevelBeforeALowStretchAndEveryOtherMWhereItRisesToTheBar) {
+  // MFU 40% lower from M = 1200, recovering linearly to the sweep's own by M = 1800: the stretch crosses the bar
+  // (0.86 of the level) gradually, where the analysis's bar may fall on either side of the search's.
+  AdaptiveOptions options;
+  options.grid = step_grid(16, 4096, 4);
+  const auto mfu_factor = [](int64_t m) {
+    if (m < 1200 || m >= 1800) return 1.0;
+    return 0.6 + 0.4 * double(m - 1200) / 600;
+  };
+  const auto utils = [&](int64_t m) { return double(m) / (10.0 + double(m) / 100) * mfu_factor(m); };
+  const AdaptiveResult result = adaptive_search(options, [&](int64_t m) {
+    return SearchPoint{true, double(m) / utils(m), utils(m), "k", 0};
+  });
+  const std::set<int64_t> measured = as_set(result.measured);
+  // The level window before the edge: at least five measured M within level_window grid steps of it.
+  std::size_t before = 0;
+  for (int64_t m = 1196 - 4 * options.level_window; m <= 1196; m += 4) before += measured.count(m);
+  EXPECT_GE(before, 5u);
+  // Where the stretch lies within 3% below the search's bar (0.86 of the level, the MFU just before the stretch):
+  // measured M at most two grid steps apart.
+  const double bar = options.drop_ratio * utils(1196);
+  std::size_t in_band = 0;
+  int64_t previous = 0;
+  for (int64_t m : measured) {
+    if (m >= 1200 && m < 1800 && utils(m) >= bar * (1 - options.min_tolerance) && utils(m) < bar) {
+      ++in_band;
+      EXPECT_LE(m - previous, 8) << m;
+    }
+    previous = m;
+  }
+  EXPECT_GT(in_band, 3u);
+}
+
+TEST(AdaptiveSearch, FollowsALowStretchHiddenBetweenMOfAnAlternatingKernel) {
+  // The library runs another kernel at every M divisible by 8; from M = 2000 to 2400 that kernel is 40% slower. The
+  // slow M alternate with fast ones, so every one of them must be measured to be flagged.
+  AdaptiveOptions options;
+  options.grid = step_grid(16, 8192, 4);
+  const auto slow = [](int64_t m) { return m % 8 == 0 && m >= 2000 && m < 2400; };
+  const AdaptiveResult result = adaptive_search(options, [&](int64_t m) {
+    const double time = (10.0 + double(m) / 100) / (slow(m) ? 0.6 : 1.0);
+    return SearchPoint{true, time, double(m) / time, m % 8 == 0 ? "aligned" : "unaligned", 0};
+  });
+  const std::set<int64_t> measured = as_set(result.measured);
+  for (int64_t m = 2000; m < 2400; m += 8) EXPECT_TRUE(measured.count(m)) << m;
+  EXPECT_LT(measured.size(), options.grid.size() / 6);
 }
 
 TEST(AdaptiveSearch, StopsAtItsBudget) {
@@ -136,7 +188,7 @@ TEST(AdaptiveSearch, RefinesAroundAPointThatIsNotMeasured) {
 TEST(AdaptiveSearch, PredictedBoundariesJoinTheCoarsePass) {
   AdaptiveOptions options;
   options.grid = step_grid(16, 4096, 4);
-  options.boundaries = {1000, 2050};
+  options.boundaries = {{1000, 0.5}, {2050, 0.25}};
   std::vector<int64_t> asked;
   adaptive_search(options, [&](int64_t m) {
     asked.push_back(m);
@@ -145,6 +197,32 @@ TEST(AdaptiveSearch, PredictedBoundariesJoinTheCoarsePass) {
   const std::set<int64_t> measured = as_set(asked);
   EXPECT_TRUE(measured.count(1000) && measured.count(1004));               // on the grid: it and the M after it
   EXPECT_TRUE(measured.count(2048) && measured.count(2052));               // off the grid: both sides
+}
+
+TEST(AdaptiveSearch, ACoarsePassOfDenseBoundariesKeepsTheLargestWithinItsShare) {
+  // A boundary every 16 M (many tile columns: one tile row per wave), the effect of wave w being 1/w.
+  AdaptiveOptions options;
+  options.grid = step_grid(16, 32768, 4);
+  for (int64_t wave = 1; wave * 16 <= 32768; ++wave) options.boundaries.push_back({wave * 16, 1.0 / double(wave)});
+  const AdaptiveResult result = adaptive_search(options, [](int64_t m) {
+    return SearchPoint{true, 5.0 + double(m) / 50, double(m) / (5.0 + double(m) / 50), "linear", 0};
+  });
+  // The grid's share of boundaries (two M each), the stride's points and the powers of two; not 2,048 boundaries.
+  const auto kept = std::size_t(options.boundary_share * double(options.grid.size()));
+  EXPECT_LE(std::size_t(result.coarse_points),
+            2 * kept + options.grid.size() / std::size_t(coarse_stride_for(options.grid.size())) + 2 * 16 + 2);
+  EXPECT_LT(result.coarse_points, int64_t(options.grid.size() / 12));
+  const std::set<int64_t> measured = as_set(result.measured);
+  // The largest effects (the first waves) are measured, none so small that the refinement would take it for noise.
+  EXPECT_TRUE(measured.count(16) && measured.count(48) && measured.count(96) && measured.count(100));
+  for (int64_t wave = int64_t(1 / options.min_tolerance) + 1; wave * 16 <= 32768; ++wave) {
+    const int64_t m = wave * 16;
+    const bool on_stride = (m - 16) / 4 % coarse_stride_for(options.grid.size()) == 0;
+    const bool power_of_two = (m & (m - 1)) == 0;
+    if (!on_stride && !power_of_two) {
+      EXPECT_FALSE(measured.count(m) && measured.count(m + 4)) << m;
+    }
+  }
 }
 
 // Three neighbouring grid M measured: a noise probe.
