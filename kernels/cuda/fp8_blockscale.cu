@@ -109,6 +109,16 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
     params_.k = int(s.k);
     params_.split_k = config_.split_k;
     params_.kblocks_per_split = config_.kblocks_per_split;
+    if (config_.tail_split()) {  // one partial tile per CTA, one arrival count per CTA (kept at 0 between launches)
+      tail_partials_ = DeviceBuffer<float>(std::size_t(config_.ctas) * std::size_t(fp8_partial_tile_floats(config_)));
+      tail_arrivals_ = DeviceBuffer<int>(std::size_t(config_.ctas));
+      CUDA_CHECK(cudaMemsetAsync(tail_arrivals_.data(), 0, tail_arrivals_.bytes(), stream));
+      params_.dp_tiles = config_.dp_tiles;
+      params_.tail_kblocks = config_.tail_kblocks;
+      params_.tail_splits = config_.ctas_per_tile(kblocks);
+      params_.tail_partials = tail_partials_.data();
+      params_.tail_arrivals = tail_arrivals_.data();
+    }
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
@@ -127,6 +137,8 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
   DeviceBuffer<uint8_t> a_;
   DeviceBuffer<float> a_scales_;
   DeviceBuffer<uint16_t> c_;
+  DeviceBuffer<float> tail_partials_;
+  DeviceBuffer<int> tail_arrivals_;
   Fp8BlockscaleParams params_;
 };
 
@@ -158,7 +170,10 @@ class Fp8BlockscaleSession final : public GemmSession {
 
   std::size_t activation_bytes(int64_t m) const override {
     const int64_t rows_tiled = m + fp8_tallest_tile_rows() - 1;  // whole tiles: less than one tile of padding
-    return std::size_t(rows_tiled * (shape_.k + synthetic::blocks(shape_.k) * 4) + m * shape_.n * 2);
+    // Under split-K over the last wave, a partial tile and a count per CTA.
+    const int64_t tail_bytes =
+        int64_t(fp8_device_spec(device_.ordinal()).multiprocessors) * (fp8_largest_partial_tile_floats() * 4 + 4);
+    return std::size_t(rows_tiled * (shape_.k + synthetic::blocks(shape_.k) * 4) + m * shape_.n * 2 + tail_bytes);
   }
 
   std::unique_ptr<PreparedGemm> prepare(int64_t m, uint64_t seed) override {
@@ -234,8 +249,10 @@ KernelEntry fp8_blockscale_entry() {
   entry.config_for = [](const GemmShape& shape) {
     const Fp8BlockscaleConfig config =
         choose_fp8_blockscale_config(shape, current_device_spec().value_or(fp8_reference_spec()));
-    // Split-K runs as a cluster of split_k CTAs along K that reduce one tile on chip.
-    return KernelConfig{config.block_m(), config.block_n, 1, 1, config.split_k, config.split_k};
+    // Split-K runs as a cluster of split_k CTAs along K that reduce one tile on chip; over the
+    // last wave as K ranges of CTAs outside any cluster, reduced through global memory.
+    const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
+    return KernelConfig{config.block_m(), config.block_n, 1, 1, config.split_k, config.ctas_per_tile(kblocks)};
   };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) {
     return open_fp8_blockscale_session(device, shape, seed, WeightOrder::row_major);

@@ -23,6 +23,16 @@
 // memory, no atomics), paced by two barriers per rank ("partials ready", "partials
 // free").
 //
+// Split-K over the last wave (dense GEMMs, unclustered instances): after the whole waves of
+// tiles, each remaining tile is cut into `splits` equal K ranges, one per CTA, so the last
+// wave fills the SMs. Consecutive CTAs take the ranges of one tile, so the tiles sharing a
+// column of B read each K block of it at about the same time (runs cut at any K block, as
+// stream-K cuts them, put those reads at different times: measured up to 2x slower, B
+// streamed from HBM once per tile). The CTA of range 0 finishes the tile: the others leave
+// their fp32 partial tile in a global slot of their own and count it in; it waits for the
+// count, adds the slots in CTA order (deterministic) and stores. Each CTA has at most one
+// range and all of them are resident at once, so a contributor never waits.
+//
 // End of a unit: the K groups sum through shared memory; group 0 stages the bf16
 // tile in shared memory and one thread hands it to the copy engine (a bulk tensor
 // store), so the next unit's math starts while the tile is written out.
@@ -40,6 +50,7 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/fp8_blockscale_config.hpp"
 #include "kernels/cuda/hopper_ptx.cuh"
 #include "kernels/cuda/hopper_tma.cuh"
 
@@ -58,6 +69,14 @@ struct Fp8BlockscaleParams {
   // (decode moves no zero rows; the stale rows past it only feed output rows past M,
   // which are never stored).
   int a_box_rows = 0;
+  // Split-K over the last wave (DenseSchedule only; tail_kblocks 0: off). Tiles [0, dp_tiles)
+  // run whole, a whole number of waves; each tile after them in tail_splits ranges of
+  // tail_kblocks K blocks, CTA c taking range c % tail_splits of tail tile c / tail_splits.
+  int dp_tiles = 0;
+  int tail_kblocks = 0;
+  int tail_splits = 0;
+  float* tail_partials = nullptr;  // [CTA][one partial tile]: a contributing CTA's sums
+  int* tail_arrivals = nullptr;    // [finishing CTA]: contributions counted in (reset to 0 by it)
 };
 
 namespace fp8_detail {
@@ -95,6 +114,9 @@ struct TileCoords {
   int b_row;          // first row of the tile in B
   int n_block;        // the tile's column block within N
   int b_scale_row;    // the weight-scale row of column block 0 of the tile's B (a group's first)
+  // A K range of a tile past the whole waves: its K blocks and the tile's index among those
+  // tiles (-1: a whole tile, its K blocks split by the cluster rank).
+  int kb_begin = 0, kb_count = 0, tail_tile = -1;
 };
 
 // A work unit of the persistent grid: an output tile, and the K blocks of it this CTA
@@ -106,9 +128,14 @@ struct WorkUnit {
 };
 
 __device__ __forceinline__ WorkUnit work_unit(const Fp8BlockscaleParams& p, const TileCoords& tile, int kblocks) {
-  const int split = int(blockIdx.x) % p.split_k;  // the rank in the cluster
   WorkUnit w;
   w.tile = tile;
+  if (tile.tail_tile >= 0) {
+    w.kb_begin = tile.kb_begin;
+    w.kb_count = tile.kb_count;
+    return w;
+  }
+  const int split = int(blockIdx.x) % p.split_k;  // the rank in the cluster
   w.kb_begin = split * p.kblocks_per_split;
   w.kb_count = min(p.kblocks_per_split, kblocks - w.kb_begin);
   return w;
@@ -124,6 +151,8 @@ __device__ __forceinline__ void ring_position(uint32_t q, int& stage, uint32_t& 
 }  // namespace fp8_detail
 
 // The tiles of one GEMM C[M,N] = A[M,K] x B[N,K]^T; rows past M are clipped by the tensor map.
+// CTA c's units: tiles c, c + grid, ... below dp_tiles, then under a tail split its K range
+// of a tail tile (unit dp_tiles + c).
 struct DenseSchedule {
   using Params = Fp8BlockscaleParams;
   static constexpr bool kPartialTiles = false;  // every tile stores through the tensor map
@@ -137,10 +166,21 @@ struct DenseSchedule {
   template <int kBlockM, int kBlockN>
   __device__ bool next(const Params& p, int unit, fp8_detail::TileCoords& tile) const {
     const int m_blocks = (p.m + kBlockM - 1) / kBlockM;
-    if (unit >= m_blocks * ((p.n + kBlockN - 1) / kBlockN)) return false;
-    const int m_block = unit % m_blocks;  // consecutive clusters share a column of B
-    const int n_block = unit / m_blocks;
-    tile = {m_block * kBlockM, min(kBlockM, p.m - m_block * kBlockM), n_block * kBlockN, n_block, 0};
+    const int tiles = m_blocks * ((p.n + kBlockN - 1) / kBlockN);
+    int index = unit, kb_begin = 0, kb_count = 0, tail_tile = -1;
+    if (fp8_tail_split_compiled(kBlockM / 64) && p.tail_kblocks > 0 && unit >= p.dp_tiles) {
+      const int cta = unit - p.dp_tiles;  // past the whole waves, one unit per CTA
+      if (cta >= int(gridDim.x)) return false;
+      tail_tile = cta / p.tail_splits;
+      kb_begin = (cta - tail_tile * p.tail_splits) * p.tail_kblocks;
+      kb_count = min(p.tail_kblocks, (p.k + fp8_detail::kBlockK - 1) / fp8_detail::kBlockK - kb_begin);
+      index = p.dp_tiles + tail_tile;
+    }
+    if (index >= tiles) return false;
+    const int m_block = index % m_blocks;  // consecutive clusters share a column of B
+    const int n_block = index / m_blocks;
+    tile = {m_block * kBlockM, min(kBlockM, p.m - m_block * kBlockM), n_block * kBlockN, n_block, 0,
+            kb_begin, kb_count, tail_tile};
     return true;
   }
 };
@@ -254,11 +294,14 @@ __device__ __forceinline__ void consume(const typename Schedule::Params& params,
     const WorkUnit w = work_unit(p, tile, kblocks);
     unit_kblocks = w.kb_count;
     const int m0 = w.tile.a_row, n0 = w.tile.n_block * kBlockN;
-    const float* b_scales_rows[kSubTiles];  // past N: the last block's (those columns are never stored)
+    // From the unit's first K block on (its offset need not stay live through the loop);
+    // past N: the last block's (those columns are never stored).
+    const float* b_scales_rows[kSubTiles];
 #pragma unroll
     for (int h = 0; h < kSubTiles; ++h)
-      b_scales_rows[h] =
-          p.b_scales + int64_t(w.tile.b_scale_row + min(w.tile.n_block * kSubTiles + h, sub_tiles_in_n - 1)) * kblocks;
+      b_scales_rows[h] = p.b_scales +
+                         int64_t(w.tile.b_scale_row + min(w.tile.n_block * kSubTiles + h, sub_tiles_in_n - 1)) * kblocks +
+                         w.kb_begin;
 #pragma unroll
     for (int i = 0; i < kAccumulators; ++i) accumulators[i] = 0.0f;
 
@@ -267,10 +310,9 @@ __device__ __forceinline__ void consume(const typename Schedule::Params& params,
     // every phase of its stages' barriers in order (a parity wait cannot tell a phase
     // from the one two ahead).
     for (int i = int((k_group + kKGroups - q_unit % kKGroups) % kKGroups); i < w.kb_count; i += kKGroups) {
-      const int kb = w.kb_begin + i;
       float scale_b[kSubTiles];  // one per 128 columns and K block, the same for the whole warp
 #pragma unroll
-      for (int h = 0; h < kSubTiles; ++h) scale_b[h] = __ldg(b_scales_rows[h] + kb);
+      for (int h = 0; h < kSubTiles; ++h) scale_b[h] = __ldg(b_scales_rows[h] + i);
       int stage;
       uint32_t parity;
       ring_position<kStages>(q_unit + i, stage, parity);
@@ -317,6 +359,41 @@ __device__ __forceinline__ void consume(const typename Schedule::Params& params,
       }
       tma::sync_named(kAllConsumersBarrier, kConsumerThreads);  // the partials may be overwritten again
       if (k_group > 0) continue;
+    }
+
+    // A K range of a tail tile cut between CTAs: unit dp_tiles + c is CTA c's (DenseSchedule),
+    // whose range is c % splits. Worked out from the unit again, so nothing more stays live
+    // through the main loop (the 192-row tile has no register to spare).
+    if constexpr (!kClusterSplit && fp8_tail_split_compiled(kRowGroups)) {
+      if (p.tail_kblocks > 0 && unit >= p.dp_tiles) {
+        const int splits = p.tail_splits;
+        const int range = (unit - p.dp_tiles) % splits;
+        const int first_cta = int(blockIdx.x) - range;
+        if (range > 0) {  // a contributor: its sums into its slot, then counted in
+          float* const mine = p.tail_partials + int64_t(blockIdx.x) * Layout::kPartialFloats + partial_index;
+#pragma unroll
+          for (int i = 0; i < kAccumulators; ++i) __stcg(mine + i * 128, accumulators[i]);
+          tma::sync_named(kEpilogueBarrier, kEpilogueThreads);
+          if (threadIdx.x == 0) {
+            __threadfence();
+            atomicAdd(p.tail_arrivals + first_cta, 1);
+          }
+          continue;
+        }
+        if (threadIdx.x == 0) {  // the finisher: every contribution in, then the count back to 0 for the next launch
+          int* const arrivals = p.tail_arrivals + blockIdx.x;
+          while (ptx::load_acquire_gpu(arrivals) < splits - 1) {
+          }
+          *arrivals = 0;
+        }
+        tma::sync_named(kEpilogueBarrier, kEpilogueThreads);
+        // Added straight from L2 into the accumulators: a staging array would cost the main loop registers.
+        for (int cta = first_cta + 1; cta < first_cta + splits; ++cta) {
+          const float* const other = p.tail_partials + int64_t(cta) * Layout::kPartialFloats + partial_index;
+#pragma unroll
+          for (int i = 0; i < kAccumulators; ++i) accumulators[i] += __ldcg(other + i * 128);
+        }
+      }
     }
 
     if constexpr (kClusterSplit) {  // ranks 1.. hand their partial tiles to rank 0
