@@ -264,6 +264,10 @@ TEST(Fp8BlockscaleConfig, ShortLastWavesSplitAlongKWhereTheModelPricesItLower) {
     }
     EXPECT_GT(tail_splits, 0) << "N=" << w.n << " K=" << w.k;
   }
+  // The 192-row tile has no register to spare for it: never split (its instance does not run it).
+  const Fp8BlockscaleConfig tall{3, 1, 128};
+  EXPECT_FALSE(with_tail_split_over(tall, 64, 150, 1, 2, kH100).has_value());
+  EXPECT_TRUE(with_tail_split_over(Fp8BlockscaleConfig{2, 1, 128}, 64, 150, 1, 2, kH100).has_value());
 }
 
 // Profiles name the configuration in kernel_name; bench/cost_model_fit reads it back.
