@@ -1,12 +1,15 @@
-/* shapescope plugin ABI, version 1: a shared library declares GEMM kernels that
+/* shapescope plugin ABI, version 2: a shared library declares GEMM kernels that
  * `profile --plugin lib.so --kernel NAME` sweeps like its own. shapescope generates
  * the operands (synthetic, defined by seed and index), checks every point against
  * its float64 reference and times the kernel's run() in every timing mode.
  *
  * The library exports one C function, SHAPESCOPE_PLUGIN_ENTRY_SYMBOL, returning a
- * pointer to a static shapescope_plugin whose abi_version must equal
- * SHAPESCOPE_PLUGIN_ABI_VERSION (a mismatch is refused at load). Documented in
- * docs/plugin_abi.md. Plain C, no shapescope header or library needed to build a plugin.
+ * pointer to a static shapescope_plugin whose abi_version is SHAPESCOPE_PLUGIN_ABI_VERSION
+ * or an older version still spoken (SHAPESCOPE_PLUGIN_ABI_OLDEST_VERSION; any other is
+ * refused at load). Version 2 adds the MX and FP4 formats and their one-byte scales at the
+ * end of shapescope_operands, so a version 1 plugin reads the same struct as before.
+ * Documented in docs/plugin_abi.md. Plain C, no shapescope header or library needed
+ * to build a plugin.
  */
 #ifndef SHAPESCOPE_PLUGIN_H
 #define SHAPESCOPE_PLUGIN_H
@@ -18,7 +21,8 @@
 extern "C" {
 #endif
 
-#define SHAPESCOPE_PLUGIN_ABI_VERSION 1u
+#define SHAPESCOPE_PLUGIN_ABI_VERSION 2u
+#define SHAPESCOPE_PLUGIN_ABI_OLDEST_VERSION 1u
 #define SHAPESCOPE_PLUGIN_ENTRY_SYMBOL "shapescope_plugin_entry"
 
 /* Operand formats: the ones shapescope generates and checks. Every C is bf16 [batch][m][n] row-major. */
@@ -28,7 +32,17 @@ typedef enum shapescope_format {
   /* A e4m3 [batch][m][k] with f32 1x128 scales, B e4m3 [batch][n][k] with f32 128x128 scales (DeepSeek-V3). */
   SHAPESCOPE_FORMAT_FP8_BLOCKSCALE = 2,
   /* A bf16 [batch][m][k], B e4m3 [batch][n][k] with f32 128x128 scales; a_scales is NULL. */
-  SHAPESCOPE_FORMAT_A16W8_BLOCKSCALE = 3
+  SHAPESCOPE_FORMAT_A16W8_BLOCKSCALE = 3,
+  /* Version 2 (a version 1 table may not name them). Elements: bf16 two bytes, e4m3 one byte, e2m1 two per byte
+   * ([batch][rows][ceil(k/2)], the even K element in the low nibble). Block scales are one-byte codes, one per
+   * 1 x block elements along K, [batch][rows][ceil(k/block)], in a_scale_codes / b_scale_codes: e8m0 is
+   * 2^(code - 127), ue4m3 an e4m3 code with the sign clear. An element's value is its code's value times its
+   * block scale times the operand's per-tensor scale where the format has one (a_/b_tensor_scales, [batch]). */
+  SHAPESCOPE_FORMAT_MXFP8 = 4,               /* A and B e4m3, e8m0 scales per 1x32 (OCP MX v1.0) */
+  SHAPESCOPE_FORMAT_A16W4_MXFP4 = 5,         /* A bf16; B e2m1, e8m0 scales per 1x32 (gpt-oss experts) */
+  SHAPESCOPE_FORMAT_A16W4_NVFP4 = 6,         /* A bf16; B e2m1, ue4m3 scales per 1x16, fp32 per-tensor scale */
+  SHAPESCOPE_FORMAT_A16W4_E2M1_E8M0_16 = 7,  /* A bf16; B e2m1, e8m0 scales per 1x16 */
+  SHAPESCOPE_FORMAT_NVFP4 = 8                /* A and B as A16W4_NVFP4's B: Blackwell's native FP4 GEMM */
 } shapescope_format;
 
 typedef enum shapescope_backend {
@@ -56,6 +70,12 @@ typedef struct shapescope_operands {
   const float* b_scales;  /* FP8_BLOCKSCALE and A16W8_BLOCKSCALE, else NULL */
   void* c;                /* bf16 output; holds 0xFFFF (poison) before a checked run */
   void* stream;           /* cudaStream_t on the CUDA backend (read it every run: it may change), NULL on the CPU */
+  /* Version 2: the one-byte block scale codes and per-tensor scales of formats 4 to 8, NULL where the format has
+   * none (and always for formats 1 to 3, whose f32 scales are a_scales and b_scales). */
+  const uint8_t* a_scale_codes;
+  const uint8_t* b_scale_codes;
+  const float* a_tensor_scales;
+  const float* b_tensor_scales;
 } shapescope_operands;
 
 /* Every function returns 0 on success; any other value is a failure whose one-line reason the plugin may write
@@ -66,7 +86,7 @@ typedef struct shapescope_kernel {
   const char* description; /* one line for --list-kernels */
   int32_t format;          /* shapescope_format */
   int32_t backend;         /* shapescope_backend */
-  uint32_t flags;          /* SHAPESCOPE_*_SCALES_* */
+  uint32_t flags;          /* SHAPESCOPE_*_SCALES_*: the f32 scales of formats 1 to 3 */
   /* Once per (M, operand set), untimed. The operands are filled and stay valid until release(); prepare may read
    * them (to pre-shuffle weights, build descriptors) and must leave A, B and their scales unchanged. On success
    * *handle is what run() and release() get. */
@@ -81,7 +101,7 @@ typedef struct shapescope_kernel {
 } shapescope_kernel;
 
 typedef struct shapescope_plugin {
-  uint32_t abi_version; /* SHAPESCOPE_PLUGIN_ABI_VERSION */
+  uint32_t abi_version; /* SHAPESCOPE_PLUGIN_ABI_VERSION (or an older version the table was written for) */
   uint32_t kernel_count;
   const shapescope_kernel* kernels;
 } shapescope_plugin;

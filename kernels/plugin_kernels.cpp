@@ -14,36 +14,59 @@
 
 #include "common/user_error.hpp"
 #include "kernels/entry_registry.hpp"
+#include "kernels/operand_format.hpp"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels {
 
 namespace {
 
-std::string format_name(int32_t format) {
-  switch (format) {
-    case SHAPESCOPE_FORMAT_BF16: return "bf16";
-    case SHAPESCOPE_FORMAT_FP8_BLOCKSCALE: return "fp8";
-    case SHAPESCOPE_FORMAT_A16W8_BLOCKSCALE: return "a16w8";
-    default: return "";
-  }
+// The formats a plugin may declare: the operands shapescope generates for each, its math class (`dtype`, the MFU
+// peak) and the first ABI version that names it.
+struct AbiFormat {
+  int32_t value;
+  const char* name;  // as the Python entry point's --operand-format names it
+  OperandFormat operands;
+  const char* dtype;
+  uint32_t since_version;
+};
+constexpr AbiFormat kAbiFormats[] = {
+    {SHAPESCOPE_FORMAT_BF16, "bf16", OperandFormat::bf16, "bf16", 1},
+    {SHAPESCOPE_FORMAT_FP8_BLOCKSCALE, "fp8_blockscale", OperandFormat::fp8_blockscale, "fp8", 1},
+    {SHAPESCOPE_FORMAT_A16W8_BLOCKSCALE, "a16w8_blockscale", OperandFormat::a16w8_blockscale, "a16w8", 1},
+    {SHAPESCOPE_FORMAT_MXFP8, "mxfp8", OperandFormat::mxfp8, "fp8", 2},
+    {SHAPESCOPE_FORMAT_A16W4_MXFP4, "mxfp4", OperandFormat::a16w4_mxfp4, "bf16", 2},
+    {SHAPESCOPE_FORMAT_A16W4_NVFP4, "nvfp4", OperandFormat::a16w4_nvfp4, "bf16", 2},
+    {SHAPESCOPE_FORMAT_A16W4_E2M1_E8M0_16, "e2m1_e8m0_16", OperandFormat::a16w4_e2m1_e8m0_16, "bf16", 2},
+    {SHAPESCOPE_FORMAT_NVFP4, "nvfp4_native", OperandFormat::nvfp4, "fp4", 2},
+};
+
+const AbiFormat* abi_format(int32_t value, uint32_t abi_version) {
+  for (const AbiFormat& format : kAbiFormats)
+    if (format.value == value && format.since_version <= abi_version) return &format;
+  return nullptr;
 }
 
-OperandFormat operand_format(int32_t format) {
-  switch (format) {
-    case SHAPESCOPE_FORMAT_FP8_BLOCKSCALE: return OperandFormat::fp8_blockscale;
-    case SHAPESCOPE_FORMAT_A16W8_BLOCKSCALE: return OperandFormat::a16w8_blockscale;
-    default: return OperandFormat::bf16;
+std::string abi_formats_text(uint32_t abi_version) {
+  std::string text;
+  for (const AbiFormat& format : kAbiFormats) {
+    if (format.since_version > abi_version) continue;
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", format.value, format.name);
   }
+  return text;
 }
 
-std::string formats_text(int32_t format, uint32_t flags) {
+std::string formats_text(OperandFormat format, uint32_t flags) {
+  if (uses_scale_codes(format)) {
+    const OperandEncodings encodings = operand_encodings(format);
+    return fmt::format("A {}, B {}, C bf16", describe(encodings.a), describe(encodings.b));
+  }
   const std::string a_scales = (flags & SHAPESCOPE_A_SCALES_M_MAJOR) ? "1x128 f32 scales M-major" : "1x128 f32 scales";
   const std::string b_scales =
       (flags & SHAPESCOPE_B_SCALES_K_PADDED_4) ? "128x128 f32 scales, K blocks padded to 4" : "128x128 f32 scales";
   switch (format) {
-    case SHAPESCOPE_FORMAT_FP8_BLOCKSCALE: return fmt::format("A e4m3 {}, B e4m3 {}, C bf16", a_scales, b_scales);
-    case SHAPESCOPE_FORMAT_A16W8_BLOCKSCALE: return fmt::format("A bf16, B e4m3 {}, C bf16", b_scales);
+    case OperandFormat::fp8_blockscale: return fmt::format("A e4m3 {}, B e4m3 {}, C bf16", a_scales, b_scales);
+    case OperandFormat::a16w8_blockscale: return fmt::format("A bf16, B e4m3 {}, C bf16", b_scales);
     default: return "A bf16, B bf16, C bf16";
   }
 }
@@ -60,12 +83,17 @@ KernelEntry plugin_entry(const std::shared_ptr<PluginKernel>& kernel) {
   KernelEntry entry;
   entry.name = kernel->name;
   entry.backend = kernel->abi.backend == SHAPESCOPE_BACKEND_CUDA ? BackendKind::cuda : BackendKind::cpu;
-  entry.dtype = format_name(kernel->abi.format);
-  entry.formats = formats_text(kernel->abi.format, kernel->abi.flags);
+  entry.dtype = kernel->dtype;
+  entry.formats = formats_text(kernel->format, kernel->abi.flags);
   entry.formats_taken = {block_format_of(kernel->format)};
   entry.description = fmt::format("plugin {}: {}", kernel->source, text_or(kernel->abi.description, "(no description)"));
   entry.batched = true;
-  entry.unsupported_reason = [](const GemmShape&) -> std::optional<std::string> { return std::nullopt; };
+  entry.unsupported_reason = [format = kernel->format](const GemmShape& shape) -> std::optional<std::string> {
+    const OperandEncodings encodings = operand_encodings(format);
+    for (const OperandEncoding& encoding : {encodings.a, encodings.b})
+      if (std::string problem = k_packing_problem(encoding, shape.k); !problem.empty()) return problem;
+    return std::nullopt;
+  };
   entry.describe_config = [](const GemmShape&) { return std::string("chosen by the plugin"); };
   entry.open = [kernel](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     return device.kind() == BackendKind::cuda ? open_cuda_plugin_session(kernel, device, shape, seed)
@@ -124,10 +152,11 @@ std::set<std::string>& in_process_names() {
 std::vector<std::string> register_table(const shapescope_plugin* plugin, const std::string& source,
                                         const std::shared_ptr<void>& library) {
   if (!plugin) throw UserError(fmt::format("plugin {}: its entry returned no table; return a shapescope_plugin", source));
-  if (plugin->abi_version != SHAPESCOPE_PLUGIN_ABI_VERSION) {
-    throw UserError(fmt::format("plugin {} was built for plugin ABI version {}, this shapescope speaks version {}: "
-                                "rebuild it against this shapescope's include/shapescope_plugin.h",
-                                source, plugin->abi_version, SHAPESCOPE_PLUGIN_ABI_VERSION));
+  if (plugin->abi_version < SHAPESCOPE_PLUGIN_ABI_OLDEST_VERSION || plugin->abi_version > SHAPESCOPE_PLUGIN_ABI_VERSION) {
+    throw UserError(fmt::format("plugin {} was built for plugin ABI version {}, this shapescope speaks versions {} to "
+                                "{}: rebuild it against this shapescope's include/shapescope_plugin.h",
+                                source, plugin->abi_version, SHAPESCOPE_PLUGIN_ABI_OLDEST_VERSION,
+                                SHAPESCOPE_PLUGIN_ABI_VERSION));
   }
   if (plugin->kernel_count == 0 || !plugin->kernels) {
     throw UserError(fmt::format("plugin {} declares no kernels: fill shapescope_plugin.kernels", source));
@@ -146,9 +175,10 @@ std::vector<std::string> register_table(const shapescope_plugin* plugin, const s
     if (!valid_name(kernel->name)) {
       throw UserError(what + ": give a name of 1 to 128 characters from A-Z a-z 0-9 _ . + -");
     }
-    if (format_name(kernel->abi.format).empty()) {
-      throw UserError(fmt::format("{}: format {} is not a shapescope_format (1 bf16, 2 fp8_blockscale, 3 "
-                                  "a16w8_blockscale)", what, kernel->abi.format));
+    const AbiFormat* format = abi_format(kernel->abi.format, plugin->abi_version);
+    if (!format) {
+      throw UserError(fmt::format("{}: format {} is not a shapescope_format of ABI version {} ({})", what,
+                                  kernel->abi.format, plugin->abi_version, abi_formats_text(plugin->abi_version)));
     }
     if (kernel->abi.backend != SHAPESCOPE_BACKEND_CPU && kernel->abi.backend != SHAPESCOPE_BACKEND_CUDA) {
       throw UserError(fmt::format("{}: backend {} is not 0 (cpu) or 1 (cuda)", what, kernel->abi.backend));
@@ -162,7 +192,8 @@ std::vector<std::string> register_table(const shapescope_plugin* plugin, const s
     if (taken || twice) {
       throw UserError(what + ": the name is already registered (a built-in kernel or another plugin's); rename it");
     }
-    kernel->format = operand_format(kernel->abi.format);
+    kernel->format = format->operands;
+    kernel->dtype = format->dtype;
     kernels.push_back(std::move(kernel));
   }
   std::vector<std::string> names;
@@ -214,11 +245,18 @@ PluginScaleLayout plugin_b_scale_layout(const WeightShape& shape, uint32_t flags
   return {per_batch, row, 1, shape.batch_count * per_batch};
 }
 
-int64_t plugin_a_element_bytes(OperandFormat format) { return format == OperandFormat::fp8_blockscale ? 1 : 2; }
+bool uses_scale_codes(OperandFormat format) {
+  return format != OperandFormat::bf16 && format != OperandFormat::fp8_blockscale &&
+         format != OperandFormat::a16w8_blockscale;
+}
 
 std::size_t plugin_activation_bytes(const WeightShape& shape, OperandFormat format, int64_t m) {
-  return std::size_t(shape.batch_count * (m * shape.k * plugin_a_element_bytes(format) +
-                                          m * synthetic::blocks(shape.k) * 4 + m * shape.n * 2));
+  const OperandEncoding a = operand_encodings(format).a;
+  // fp8_blockscale's A scales may be padded by the layout flags: count them as f32 per 128 elements, unpadded.
+  const double a_bytes = format == OperandFormat::fp8_blockscale
+                             ? double(m) * double(shape.k + synthetic::blocks(shape.k) * 4)
+                             : operand_bytes(a, m, shape.k);
+  return std::size_t(double(shape.batch_count) * (a_bytes + 2.0 * double(m) * double(shape.n)));
 }
 
 void* plugin_prepare(PluginKernel& kernel, const shapescope_operands& operands) {

@@ -13,6 +13,7 @@
 #include "include/shapescope_plugin.h"
 #include "kernels/kernel.hpp"
 #include "kernels/reference_gemm.hpp"
+#include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels {
 
@@ -23,6 +24,7 @@ struct PluginKernel {
   std::string name;
   std::string source;             // the library path, or who registered an in-process table
   OperandFormat format = OperandFormat::bf16;
+  std::string dtype;  // the math class the MFU peak is taken for
   // Set once prepare crashed: why. The kernel is never called again in this process.
   std::string crashed;
 };
@@ -42,9 +44,19 @@ struct PluginScaleLayout {
 };
 PluginScaleLayout plugin_a_scale_layout(const GemmShape& shape, uint32_t flags);
 PluginScaleLayout plugin_b_scale_layout(const WeightShape& shape, uint32_t flags);
-// Bytes per element of A in a format (e4m3: 1, bf16: 2).
-int64_t plugin_a_element_bytes(OperandFormat format);
-// A session's bytes per M on either backend: A, its 1x128 scales (f32) and the bf16 output.
+// Whether a format's plugin operands carry one-byte scale codes (ABI version 2's formats) rather than the f32
+// scales of formats 1 to 3.
+bool uses_scale_codes(OperandFormat format);
+// The synthetic operand of an ABI version 2 format in host memory, as shapescope_plugin.h lays it out: codes
+// [batch][rows][k] (e2m1 two per byte, the even K in the low nibble), one-byte scale codes
+// [batch][rows][ceil(k/block_k)] and the per-tensor scales [batch] (each empty where the encoding has none).
+struct PluginHostOperand {
+  std::vector<uint8_t> codes, scale_codes;
+  std::vector<float> tensor_scales;
+};
+PluginHostOperand plugin_host_operand(const OperandEncoding& encoding, const synthetic::OperandStreams& streams,
+                                      uint64_t seed, int64_t batch_count, int64_t rows, int64_t k);
+// A session's bytes per M on either backend: A, its scales and the bf16 output.
 std::size_t plugin_activation_bytes(const WeightShape& shape, OperandFormat format, int64_t m);
 
 // prepare() with a crash guard: a SIGSEGV, SIGBUS, SIGFPE or SIGILL inside it is caught, the kernel is

@@ -61,6 +61,26 @@ TEST(Fp4KernelLayout, HeuristicSplitsKOnlyWhereNIsTooNarrowToFillTheGpu) {
 
 // cuBLAS docs' 1D block-scaling layout: tiles of 128 rows x 4 K blocks, 512 bytes, K blocks of a row block
 // consecutive; inside, row r at (r % 32) * 16 + (r / 32) * 4.
+// The dense kernel streams at decode sizes and dequantizes past one crossover M, which falls earlier on a GPU
+// with less bandwidth per FLOP (the H200's 206 FLOP/byte against the H100's 295) and never flips back.
+TEST(Fp4KernelLayout, DequantizingPathStartsAtOneCrossoverPastDecode) {
+  const auto crossover = [](double flops_per_byte) {
+    int64_t first = 0;
+    for (int64_t m = 1; m <= 8192; ++m) {
+      const bool dequantizes = cuda::a16w4_dequantizes(m, flops_per_byte);
+      if (dequantizes && first == 0) first = m;
+      if (first != 0) {
+        EXPECT_TRUE(dequantizes) << "M=" << m << " after the crossover at " << first;
+      }
+    }
+    return first;
+  };
+  const int64_t h100 = crossover(989.4 / 3.35), h200 = crossover(989.4 / 4.8);
+  EXPECT_GT(h100, 64);  // decode sizes keep the streaming kernel
+  EXPECT_LT(h100, 256);
+  EXPECT_LT(h200, h100);
+}
+
 TEST(Fp4KernelLayout, CublasLtVecScalesFollowTheTiledLayout) {
   EXPECT_EQ(cublaslt_vec_scale_offset(0, 0, 7), 0);
   EXPECT_EQ(cublaslt_vec_scale_offset(0, 3, 7), 3);

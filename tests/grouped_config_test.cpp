@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -43,6 +45,76 @@ TEST(Fp8GroupedConfig, StageRowsFollowTheLargestGroupOrTheSlot) {
   EXPECT_EQ(grouped_a_box_rows(shape_of({1, 300, 0}, 4096, 7168, GroupLayout::contiguous, 1), 128), 128);
   // Masked: the valid counts may change under a CUDA graph, so the slot decides.
   EXPECT_EQ(grouped_a_box_rows(shape_of({1, 3, 0}, 4096, 7168, GroupLayout::masked, 48), 64), 48);
+}
+
+TEST(Fp8GroupedConfig, ScalesOfEveryGroupStartOnFourRows) {
+  // Contiguous at align 1: groups start on rows 0, 1, 1, 4, 9; their scales on 0, 4, 4, 8, 16.
+  const GroupedShape any_row = shape_of({1, 0, 3, 5, 2}, 4096, 7168, GroupLayout::contiguous, 1);
+  const GroupedShape scales = grouped_scale_layout(any_row);
+  const std::vector<int64_t> first_rows = {0, 4, 4, 8, 16};
+  for (int64_t g = 0; g < any_row.groups(); ++g) {
+    EXPECT_EQ(scales.first_row(g), first_rows[std::size_t(g)]) << g;
+    EXPECT_EQ(scales.first_row(g) % kGroupedScaleRowAlignment, 0) << g;
+  }
+  EXPECT_EQ(any_row.layout_rows(), 11);
+  EXPECT_EQ(scales.layout_rows(), 20);  // 9 rows of scale padding, none in A or C
+  // Align 3: a group's scales start on a multiple of 12, so they also start where its rows' multiple of 3 is.
+  const GroupedShape by_three = grouped_scale_layout(shape_of({1, 13, 2}, 4096, 7168, GroupLayout::contiguous, 3));
+  EXPECT_EQ(by_three.first_row(1), 12);
+  EXPECT_EQ(by_three.first_row(2), 36);
+  // Layouts that already start groups on 4 rows are unchanged.
+  for (const int64_t align : {4, 64, 128}) {
+    const GroupedShape aligned = shape_of({1, 0, 3, 5, 200}, 4096, 7168, GroupLayout::contiguous, align);
+    EXPECT_EQ(grouped_scale_layout(aligned).layout_rows(), aligned.layout_rows()) << align;
+  }
+  // Masked: the slot rounded up to 4.
+  EXPECT_EQ(grouped_scale_layout(shape_of({1, 3, 0}, 4096, 7168, GroupLayout::masked, 7)).max_m, 8);
+  EXPECT_EQ(grouped_scale_layout(shape_of({1, 3, 0}, 4096, 7168, GroupLayout::masked, 64)).max_m, 64);
+}
+
+TEST(Fp8GroupedConfig, BandsVisitEveryTileOfAGroupOnce) {
+  for (const auto& [m_tiles, n_tiles, band] : {std::tuple{64, 16, 8}, std::tuple{13, 5, 4}, std::tuple{3, 7, 1},
+                                               std::tuple{2, 16, 8}, std::tuple{1, 28, 4}}) {
+    SCOPED_TRACE(std::to_string(m_tiles) + " x " + std::to_string(n_tiles) + " band " + std::to_string(band));
+    std::vector<int> seen(std::size_t(m_tiles * n_tiles), 0);
+    for (int unit = 0; unit < m_tiles * n_tiles; ++unit) {
+      const GroupTile tile = grouped_tile_of(unit, m_tiles, n_tiles, band);
+      ASSERT_GE(tile.m_block, 0);
+      ASSERT_LT(tile.m_block, m_tiles);
+      ASSERT_GE(tile.n_block, 0);
+      ASSERT_LT(tile.n_block, n_tiles);
+      ++seen[std::size_t(tile.n_block * m_tiles + tile.m_block)];
+      if (band >= m_tiles) {  // one band: m-tile fastest over the whole group
+        EXPECT_EQ(tile.m_block, unit % m_tiles);
+        EXPECT_EQ(tile.n_block, unit / m_tiles);
+      }
+    }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), m_tiles * n_tiles);
+  }
+  // 64 m-tiles x 16 n-tiles in bands of 8: units 0..7 walk m-tiles 0..7 of column 0, unit 128 starts band 2.
+  EXPECT_EQ(grouped_tile_of(9, 64, 16, 8).m_block, 1);
+  EXPECT_EQ(grouped_tile_of(9, 64, 16, 8).n_block, 1);
+  EXPECT_EQ(grouped_tile_of(128, 64, 16, 8).m_block, 8);
+  EXPECT_EQ(grouped_tile_of(128, 64, 16, 8).n_block, 0);
+}
+
+TEST(Fp8GroupedConfig, BandsOfAboutOneWaveWhereAGroupsAOutgrowsHalfTheL2) {
+  const Fp8DeviceSpec spec = fp8_reference_spec();  // 50 MB of L2
+  Fp8BlockscaleConfig config{2, 1, 256};
+  config.ctas = 132;
+  // 8192 rows x K 7168 = 56 MiB of A per group: bands of a wave over 16 n-tiles.
+  const GroupedShape tall = shape_of({8192, 8192}, 4096, 7168, GroupLayout::contiguous, 128);
+  EXPECT_EQ(grouped_band_m_tiles(tall, config, spec), 132 / 16);
+  config.split_k = 2;
+  EXPECT_EQ(grouped_band_m_tiles(tall, config, spec), 66 / 16);
+  const GroupedShape wide = shape_of({8192}, 65536, 7168, GroupLayout::contiguous, 128);
+  EXPECT_EQ(grouped_band_m_tiles(wide, config, spec), 1);
+  // 4096 rows x K 2048 = 8 MiB: A stays in L2, one band covers the largest group (32 m-tiles).
+  config.split_k = 1;
+  const GroupedShape fits = shape_of({4096, 100, 0}, 7168, 2048, GroupLayout::contiguous, 128);
+  EXPECT_EQ(grouped_band_m_tiles(fits, config, spec), 32);
+  // Masked: the slot decides, as for any counts a graph replays with.
+  EXPECT_EQ(grouped_band_m_tiles(shape_of({1, 2}, 4096, 7168, GroupLayout::masked, 8192), config, spec), 132 / 16);
 }
 
 TEST(Fp8GroupedConfig, PicksACompiledConfiguration) {

@@ -8,6 +8,7 @@
 #include "common/user_error.hpp"
 #include "kernels/fp8_e4m3.hpp"
 #include "kernels/plugin_kernels.hpp"
+#include "tests/coded_operands_gemm.hpp"
 #include "tests/user_error_of.hpp"
 
 namespace shapescope::kernels {
@@ -60,13 +61,22 @@ TEST(PluginKernels, InvalidTablesAreRefusedWithOneLine) {
   const shapescope_kernel spaced[] = {kernel("my gemm")};
   EXPECT_NE(refusal({1, 1, spaced}).find("give a name of 1 to 128 characters"), std::string::npos);
   const shapescope_kernel odd_format[] = {kernel("plugin_test_format", 9)};
-  EXPECT_NE(refusal({1, 1, odd_format}).find("format 9 is not a shapescope_format"), std::string::npos);
+  EXPECT_NE(refusal({2, 1, odd_format}).find("format 9 is not a shapescope_format of ABI version 2"),
+            std::string::npos);
+  // Version 1 tables keep loading, but may not name the formats version 2 added.
+  const shapescope_kernel newer_format[] = {kernel("plugin_test_format", SHAPESCOPE_FORMAT_A16W4_MXFP4)};
+  const std::string too_new = refusal({1, 1, newer_format});
+  EXPECT_NE(too_new.find("format 5 is not a shapescope_format of ABI version 1 (1 bf16, 2 fp8_blockscale, 3 "
+                         "a16w8_blockscale)"),
+            std::string::npos)
+      << too_new;
   const shapescope_kernel twice[] = {kernel("plugin_test_twice"), kernel("plugin_test_twice")};
   EXPECT_NE(refusal({1, 2, twice}).find("already registered"), std::string::npos);
   const shapescope_kernel fine[] = {kernel("plugin_test_version")};
-  const std::string version = refusal({2, 1, fine});
-  EXPECT_NE(version.find("ABI version 2, this shapescope speaks version 1"), std::string::npos) << version;
+  const std::string version = refusal({3, 1, fine});
+  EXPECT_NE(version.find("ABI version 3, this shapescope speaks versions 1 to 2"), std::string::npos) << version;
   EXPECT_EQ(version.find('\n'), std::string::npos);
+  EXPECT_NE(refusal({0, 1, fine}).find("ABI version 0"), std::string::npos);
   EXPECT_NE(refusal({1, 0, nullptr}).find("declares no kernels"), std::string::npos);
 }
 
@@ -126,6 +136,37 @@ TEST(PluginKernels, A16w8KernelsGetWeightScalesOnly) {
   EXPECT_TRUE(a16w8_a_scales_null);
   EXPECT_TRUE(a16w8_b_scales_set);
   EXPECT_EQ(find_kernel("plugin_test_a16w8").dtype, "a16w8");
+}
+
+TEST(PluginKernels, VersionTwoFormatsGetTheirScaleCodesAndAreChecked) {
+  const shapescope_kernel table[] = {
+      kernel("plugin_test_mxfp8", SHAPESCOPE_FORMAT_MXFP8, coded_operands_gemm<kMxfp8Layout>),
+      kernel("plugin_test_mxfp4", SHAPESCOPE_FORMAT_A16W4_MXFP4, coded_operands_gemm<kMxfp4Layout>),
+      kernel("plugin_test_nvfp4_weights", SHAPESCOPE_FORMAT_A16W4_NVFP4, coded_operands_gemm<kNvfp4WeightLayout>),
+      kernel("plugin_test_e2m1_e8m0_16", SHAPESCOPE_FORMAT_A16W4_E2M1_E8M0_16, coded_operands_gemm<kE2m1E8m0Per16Layout>),
+      kernel("plugin_test_nvfp4", SHAPESCOPE_FORMAT_NVFP4, coded_operands_gemm<kNvfp4Layout>),
+      kernel("plugin_test_nvfp4_no_tensor_scale", SHAPESCOPE_FORMAT_NVFP4, coded_operands_gemm<kNvfp4Layout, true>)};
+  const shapescope_plugin plugin{2, 6, table};
+  register_in_process_plugin(&plugin, "test table");
+  auto device = make_cpu_device(1);
+  // K=80: two and a half MX blocks of 32, five NVFP4 blocks of 16; two weight batches.
+  for (const shapescope_kernel& entry : table) {
+    auto session = find_kernel(entry.name).open(*device, WeightShape{40, 80, 2}, 7);
+    auto gemm = session->prepare(3, 11);
+    const CheckResult check = gemm->check();
+    if (std::strcmp(entry.name, "plugin_test_nvfp4_no_tensor_scale") == 0) {
+      EXPECT_FALSE(check.passed(1e-2)) << "a kernel that ignores the per-tensor scales must fail its check";
+    } else {
+      EXPECT_TRUE(check.passed(1e-2)) << entry.name << " rel_err " << check.rel_err;
+    }
+  }
+  EXPECT_EQ(find_kernel("plugin_test_mxfp8").dtype, "fp8");
+  EXPECT_EQ(find_kernel("plugin_test_mxfp4").dtype, "bf16");
+  EXPECT_NE(find_kernel("plugin_test_nvfp4_weights").formats.find("ue4m3"), std::string::npos);
+  // FP4 packs two elements a byte: an odd K is refused before any work.
+  const auto odd_k = find_kernel("plugin_test_mxfp4").unsupported_reason(GemmShape{4, 40, 81, 1});
+  ASSERT_TRUE(odd_k.has_value());
+  EXPECT_NE(odd_k->find("K must be a multiple of 2"), std::string::npos) << *odd_k;
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call for the any-kernel examples: a .so plugin and three Python callables profiled by shapescope.
 #   examples/python/device_run.sh BUILD_DIR [STEP...]   (BUILD_DIR holds bin/profile, bin/analyze, lib/*.so;
-#   steps 0-5 below, all by default; each sweep resumes, so a step cut short can be run again)
+#   steps 0-6 below, all by default; each sweep resumes, so a step cut short can be run again)
 # Writes profiles under $OUT/profiles (OUT defaults to ./device_out), logs beside them, and prints a summary.
 # Needs Python with torch (and Triton for step 4); nothing is compiled here.
 set -uo pipefail
@@ -19,6 +19,7 @@ PROFILE="$BUILD/bin/profile"
 QUICK=(--no-warm-up --max-seconds-per-point 0.3)
 DSV3_M=4,8,16,32,64,128,256,512,1024,2048,4096
 LLAMA_M=1,2,4,8,16,32,64,128,256,512,1024,2048,4096
+FP4_M=1,2,4,8,16,32,64,128,256
 DSV3_MODULES=(fused_qkv_a_proj q_b_proj kv_b_proj o_proj gate_up_proj down_proj moe_gate_up_proj moe_down_proj)
 step() { echo "== $*" | tee -a "$OUT/logs/steps.log"; }
 run() { local log=$1; shift; "$@" >"$OUT/logs/$log.log" 2>&1; local rc=$?; echo "   rc=$rc ($log)" | tee -a "$OUT/logs/steps.log"; }
@@ -52,7 +53,7 @@ want 2 && for module in "${DSV3_MODULES[@]}"; do
     --m-list "$DSV3_M" --timing kernel --out "$P/scaled_mm" "${QUICK[@]}"
   for timing in kernel events graph; do
     pyrun "scaled_mm_${module}_$timing" --callable torch_scaled_mm_blockscale:scaled_mm \
-      --prepare torch_scaled_mm_blockscale:as_scaled_mm_arguments --name torch_scaled_mm --formats fp8_blockscale \
+      --prepare torch_scaled_mm_blockscale:as_scaled_mm_arguments --name torch_scaled_mm --operand-format fp8_blockscale \
       --a-scales m_major --model deepseek_v3 --module "$module" --tp 8 --m-list "$DSV3_M" --timing "$timing" \
       --out "$P/scaled_mm" "${QUICK[@]}"
   done
@@ -68,9 +69,16 @@ want 4 && step "4 Triton block-FP8 GEMM, DeepSeek-V3 TP8 gate_up and down (kerne
 want 4 && for module in gate_up_proj down_proj; do
   for timing in kernel events graph; do
     pyrun "triton_${module}_$timing" --callable triton_fp8_blockscale:gemm \
-      --name triton_fp8_blockscale --formats fp8_blockscale --model deepseek_v3 --module "$module" --tp 8 \
+      --name triton_fp8_blockscale --operand-format fp8_blockscale --model deepseek_v3 --module "$module" --tp 8 \
       --m-list "$DSV3_M" --timing "$timing" --out "$P/triton" "${QUICK[@]}"
   done
 done
 
-want 5 && step "5 summary" && "$PY" "$REPO/examples/python/summarize_device_run.py" "$P" "$BUILD/bin/analyze" | tee "$OUT/summary.txt"
+want 5 && step "5 Triton tl.dot_scaled MXFP4 x bf16 beside a16w4_blockscale (MXFP4) and cublaslt_bf16, Llama-3.3-70B TP2 (graph)"
+want 5 && run "a16w4_mxfp4" "$PROFILE" --kernel a16w4_blockscale --kernel cublaslt_bf16 --operand-format mxfp4 \
+  --model llama3_3_70b_nvfp4 --module all --tp 2 --m-list "$FP4_M" --timing graph --out "$P/dot_scaled" "${QUICK[@]}"
+want 5 && pyrun "triton_dot_scaled_mxfp4" --callable triton_dot_scaled_mxfp4:gemm \
+  --prepare triton_dot_scaled_mxfp4:as_gemm_arguments --name triton_dot_scaled_mxfp4 --operand-format mxfp4 \
+  --model llama3_3_70b_nvfp4 --module all --tp 2 --m-list "$FP4_M" --timing graph --out "$P/dot_scaled" "${QUICK[@]}"
+
+want 6 && step "6 summary" && "$PY" "$REPO/examples/python/summarize_device_run.py" "$P" "$BUILD/bin/analyze" | tee "$OUT/summary.txt"

@@ -4,7 +4,10 @@ file runs stand-alone as a check and a timing beside our a16w4_blockscale (docs/
 
     python triton_dot_scaled_mxfp4.py [--ms 1,2,4,8,16] [--csv PATH]   # float64 check, then CUDA-graph timing
 
-(The shapescope Python entry point hands operands as listed below once it hands FP4 weights; it does not yet.)
+Through shapescope's Python entry point (examples/python/device_run.sh, step 5), checked and timed as any kernel:
+
+    python -m shapescope.profile --callable triton_dot_scaled_mxfp4:gemm --operand-format mxfp4 \
+        --prepare triton_dot_scaled_mxfp4:as_gemm_arguments --model llama3_3_70b_nvfp4 --module all --tp 2
 
 Operands: A [M,K] bf16 row-major; B [N,K/2] uint8, two e2m1 codes a byte (the even K in the low nibble); B scales
 [N,ceil(K/32)] uint8 e8m0; C [M,N] bf16. One program computes a BLOCK_M x BLOCK_N tile of C over all of K;
@@ -56,6 +59,12 @@ def gemm(a, b, b_scales, out):
     grid = (triton.cdiv(m, block_m), triton.cdiv(n, block_n))
     _mxfp4_gemm_kernel[grid](a, b, b_scales, out, m, n, k, b_scales.shape[1], BLOCK_M=block_m, BLOCK_N=block_n,
                              BLOCK_K=128, num_warps=4, num_stages=4)
+
+
+def as_gemm_arguments(a, b, b_scales, out):
+    """The entry point's prepare: shapescope hands B as float4_e2m1fn_x2 and its scales as float8_e8m0fnu views;
+    the kernel reads them as the bytes they are."""
+    return a, b.view(torch.uint8), b_scales.view(torch.uint8), out
 
 
 E2M1_VALUES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]

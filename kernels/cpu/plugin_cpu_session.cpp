@@ -41,7 +41,13 @@ struct PluginWeights {
   uint64_t seed = 0;
   std::vector<uint8_t> b;
   std::vector<float> b_scales;
+  PluginHostOperand b_coded;  // ABI version 2 formats: B with its one-byte scale codes (b stays empty)
 };
+
+template <typename T>
+const T* data_or_null(const std::vector<T>& values) {
+  return values.empty() ? nullptr : values.data();
+}
 
 class PluginCpuGemm final : public cpu::CpuPreparedGemm {
  public:
@@ -52,17 +58,28 @@ class PluginCpuGemm final : public cpu::CpuPreparedGemm {
                         threads, kernel->name),
         kernel_(std::move(kernel)) {
     const GemmShape& s = shape();
-    const bool fp8_a = kernel_->format == OperandFormat::fp8_blockscale;
-    a_ = operand_bytes(fp8_a, seed, Stream::a_codes, Stream::a_bf16, s.batch_count, m, s.k, threads);
-    if (fp8_a) {
-      a_scales_ = scales_at(plugin_a_scale_layout(s, kernel_->abi.flags), seed, Stream::a_scales, s.batch_count, m,
-                            s.k);
+    if (uses_scale_codes(kernel_->format)) {
+      a_coded_ = plugin_host_operand(operand_encodings(kernel_->format).a, synthetic::kAStreams, seed, s.batch_count,
+                                     m, s.k);
+      operands_.a = a_coded_.codes.data();
+      operands_.a_scale_codes = data_or_null(a_coded_.scale_codes);
+      operands_.a_tensor_scales = data_or_null(a_coded_.tensor_scales);
+      operands_.b = weights.b_coded.codes.data();
+      operands_.b_scale_codes = data_or_null(weights.b_coded.scale_codes);
+      operands_.b_tensor_scales = data_or_null(weights.b_coded.tensor_scales);
+    } else {
+      const bool fp8_a = kernel_->format == OperandFormat::fp8_blockscale;
+      a_ = operand_bytes(fp8_a, seed, Stream::a_codes, Stream::a_bf16, s.batch_count, m, s.k, threads);
+      if (fp8_a) {
+        a_scales_ = scales_at(plugin_a_scale_layout(s, kernel_->abi.flags), seed, Stream::a_scales, s.batch_count,
+                              m, s.k);
+      }
+      operands_.a = a_.data();
+      operands_.a_scales = data_or_null(a_scales_);
+      operands_.b = weights.b.data();
+      operands_.b_scales = data_or_null(weights.b_scales);
     }
     operands_.shape = {s.m, s.n, s.k, s.batch_count};
-    operands_.a = a_.data();
-    operands_.a_scales = a_scales_.empty() ? nullptr : a_scales_.data();
-    operands_.b = weights.b.data();
-    operands_.b_scales = weights.b_scales.empty() ? nullptr : weights.b_scales.data();
     operands_.c = output_batch(0);
     operands_.stream = nullptr;
     handle_ = plugin_prepare(*kernel_, operands_);
@@ -78,6 +95,7 @@ class PluginCpuGemm final : public cpu::CpuPreparedGemm {
   std::shared_ptr<PluginKernel> kernel_;
   std::vector<uint8_t> a_;
   std::vector<float> a_scales_;
+  PluginHostOperand a_coded_;
   shapescope_operands operands_{};
   void* handle_ = nullptr;
 };
@@ -88,6 +106,11 @@ class PluginCpuSession final : public GemmSession {
       : kernel_(std::move(kernel)), threads_(threads) {
     weights_.shape = shape;
     weights_.seed = seed;
+    if (uses_scale_codes(kernel_->format)) {
+      weights_.b_coded = plugin_host_operand(operand_encodings(kernel_->format).b, synthetic::kBStreams, seed,
+                                             shape.batch_count, shape.n, shape.k);
+      return;
+    }
     const bool fp8_b = kernel_->format != OperandFormat::bf16;
     weights_.b = operand_bytes(fp8_b, seed, Stream::b_codes, Stream::b_bf16, shape.batch_count, shape.n, shape.k,
                                threads);

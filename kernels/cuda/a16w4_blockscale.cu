@@ -1,7 +1,9 @@
 // a16w4_blockscale: C (bf16) = A (bf16) x dequant(B)^T with B FP4 e2m1 in the MXFP4 (e8m0 per 32), NVFP4
-// (ue4m3 per 16 and an fp32 per-tensor scale) or e2m1_e8m0_16 layout: weight-only FP4 on Hopper, for decode.
-// The weights are packed once per session (a16w4_weights.cu); the main loop is a16w4_blockscale_kernel.cuh,
-// the heuristic a16w4_blockscale_config.hpp.
+// (ue4m3 per 16 and an fp32 per-tensor scale) or e2m1_e8m0_16 layout: weight-only FP4 on Hopper. The weights
+// are packed once per session (a16w4_weights.cu). At decode M the weights stream through registers into
+// mma.sync (a16w4_blockscale_kernel.cuh); past the crossover of a16w4_blockscale_config.hpp they are
+// dequantized to bf16 inside the run and multiplied by cuBLASLt's bf16 GEMM, as serving engines hand FP4
+// layers to a bf16 GEMM at prefill.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include "common/user_error.hpp"
 #include "kernels/cuda/a16w4_blockscale_config.hpp"
 #include "kernels/cuda/a16w4_blockscale_kernel.cuh"
+#include "kernels/cuda/a16w4_dequantized_gemm.hpp"
 #include "kernels/cuda/a16w4_launch.cuh"
 #include "kernels/cuda/programmatic_launch.cuh"
 #include "kernels/cuda/a16w4_weights.cuh"
@@ -162,7 +165,11 @@ class A16w4Session final : public GemmSession {
 
   std::unique_ptr<PreparedGemm> prepare(int64_t m, uint64_t seed) override {
     const ReferenceProblem problem{format_, GemmShape{m, shape_.n, shape_.k, 1}, seed, seed_};
-    return std::make_unique<A16w4Prepared>(device_, problem, weights_, operand_encodings(format_).b.scale);
+    const ScaleType scale = operand_encodings(format_).b.scale;
+    if (!a16w4_dequantizes(m, a16w4_flops_per_byte()))
+      return std::make_unique<A16w4Prepared>(device_, problem, weights_, scale);
+    if (!dequantized_) dequantized_ = std::make_unique<A16w4DequantizedPath>(weights_, scale, shape_.n, shape_.k);
+    return dequantized_->prepare(device_, problem);
   }
 
  private:
@@ -171,6 +178,7 @@ class A16w4Session final : public GemmSession {
   uint64_t seed_;
   OperandFormat format_;
   A16w4Weights weights_;
+  std::unique_ptr<A16w4DequantizedPath> dequantized_;  // made at the first M past the crossover
 };
 
 std::optional<std::string> a16w4_unsupported_reason(const GemmShape& shape) {
@@ -194,7 +202,8 @@ KernelEntry a16w4_blockscale_entry() {
   entry.formats_taken = {BlockFormatId::nvfp4, BlockFormatId::mxfp4, BlockFormatId::e2m1_e8m0_16};
   entry.description = "ours: weight-streaming W4A16 for decode, FP4 weights pre-shuffled for 16-byte register loads, "
                       "mma.sync bf16 with the block scale folded into the dequantization, split-K with a fused "
-                      "reduction";
+                      "reduction; past the crossover M the weights dequantized to bf16 in the run, then cuBLASLt "
+                      "bf16";
   entry.unsupported_reason = a16w4_unsupported_reason;
   entry.describe_config = [](const GemmShape& shape) {
     return describe(choose_dense_config(shape, a16w4_multiprocessors()));
@@ -203,6 +212,7 @@ KernelEntry a16w4_blockscale_entry() {
     const A16w4Config config = choose_dense_config(shape, a16w4_multiprocessors());
     return KernelConfig{config.rows, config.tile_n(), 1, 1, 1, config.split_k};
   };
+  add_a16w4_dequantized_path(entry);
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     if (auto reason = a16w4_unsupported_reason(GemmShape{1, shape.n, shape.k, shape.batch_count}))
       throw UserError("a16w4_blockscale cannot run N=" + std::to_string(shape.n) + " K=" + std::to_string(shape.k) +

@@ -44,6 +44,22 @@ inline A16w4Config choose_a16w4_config(int64_t m_per_tile_set, int64_t tiles_mn,
   return config;
 }
 
+// Past decode the streaming kernel stops being the fast way to run a dense FP4 layer: each 16-row tile of M
+// streams all the weights again and its mma.sync loop runs at 7-13% of the bf16 peak (H100, 2026-11-24,
+// docs/results/2026-11-24-h100.md), where cuBLASLt's bf16 GEMM runs near 70%. The dense kernel then
+// dequantizes the weights to bf16 inside the run and hands them to cuBLASLt. Both costs in units of the time to
+// read N x K bytes at the copy bandwidth, with `flops_per_byte` the device's bf16 peak over its bandwidth:
+//   streaming:     max(tiles of 16 rows x 0.5 bytes, 2 M / (streaming MFU x flops_per_byte))
+//   dequantizing:  0.5 (read FP4) + 2 (write bf16) + 2 (the GEMM reads it) + 2 M / (GEMM MFU x flops_per_byte)
+constexpr double kA16w4StreamingMfu = 0.12;
+constexpr double kBf16GemmMfu = 0.7;
+
+inline bool a16w4_dequantizes(int64_t m, double flops_per_byte) {
+  const double streaming = std::max(double((m + 15) / 16) * 0.5, 2.0 * double(m) / (kA16w4StreamingMfu * flops_per_byte));
+  const double dequantizing = 4.5 + 2.0 * double(m) / (kBf16GemmMfu * flops_per_byte);
+  return dequantizing < streaming;
+}
+
 inline std::string describe(const A16w4Config& config) {
   return "mma16816_m" + std::to_string(config.rows) + "n" + std::to_string(config.tile_n()) + "k128_wk" +
          std::to_string(config.warps_k) + "_split" + std::to_string(config.split_k);

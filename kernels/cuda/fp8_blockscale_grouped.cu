@@ -2,8 +2,11 @@
 // groups of a grouped GEMM in one persistent launch, with the grouped schedule
 // (fp8_blockscale_grouped_schedule.cuh): the tiles of every expert with rows, none of
 // padding. A and C sit in the problem's layout (contiguous with any alignment, or masked
-// slots); the rows per group are read on the device, so a masked layout replays under a
-// CUDA graph for any valid counts up to max_m. B holds every expert: [groups x N][K].
+// slots); A's scales in that layout with each group's first row rounded up to 4
+// (grouped_scale_layout: their TMA boxes start on 16 bytes), the padding named in the
+// launch name. The rows per group are read on the device, so a masked layout replays under
+// a CUDA graph for any valid counts up to max_m. B holds every expert: [groups x N][K].
+// A problem with no rows launches nothing (the host knows the prepared counts), and says so.
 #include <algorithm>
 #include <string>
 
@@ -46,10 +49,13 @@ class Fp8GroupedPrepared final : public CudaGroupedPreparedGemm {
     const int64_t k = shape.k, n = shape.n, kblocks = synthetic::blocks(k);
     const int block_m = config_.block_m();
     const int64_t layout_rows = std::max<int64_t>(shape.layout_rows(), 1);
+    const GroupedShape scale_layout = grouped_scale_layout(shape);
+    scale_padding_rows_ = scale_layout.layout_rows() - shape.layout_rows();
     // A and its scales reach a tile past the last row, so no copy crosses the tensor's edge.
     const int64_t rows_allocated = (layout_rows + block_m + 3) / 4 * 4;
+    const int64_t scale_rows_allocated = (std::max<int64_t>(scale_layout.layout_rows(), 1) + block_m + 3) / 4 * 4;
     a_ = DeviceBuffer<uint8_t>(std::size_t(rows_allocated * k));
-    a_scales_ = DeviceBuffer<float>(std::size_t(rows_allocated * kblocks));  // M-major: [K block][row]
+    a_scales_ = DeviceBuffer<float>(std::size_t(scale_rows_allocated * kblocks));  // M-major: [K block][row]
     c_ = DeviceBuffer<uint16_t>(std::size_t(layout_rows * n));
     group_rows_ = DeviceBuffer<int>(std::size_t(shape.groups()));
     CUDA_CHECK(cudaMemsetAsync(a_.data(), 0, a_.bytes(), stream));
@@ -57,7 +63,8 @@ class Fp8GroupedPrepared final : public CudaGroupedPreparedGemm {
     for (int64_t g = 0; g < shape.groups(); ++g) {
       const int64_t rows = shape.rows[std::size_t(g)], first = shape.first_row(g), routed = shape.routed_row(g);
       fill_routed_fp8_rows(a_.data() + first * k, seed, routed, rows, k, stream);
-      fill_routed_a_scales(a_scales_.data() + first, seed, routed, rows, k, ScaleStrides{0, 1, rows_allocated}, stream);
+      fill_routed_a_scales(a_scales_.data() + scale_layout.first_row(g), seed, routed, rows, k,
+                           ScaleStrides{0, 1, scale_rows_allocated}, stream);
       executed_rows_ += (rows + block_m - 1) / block_m * block_m;
     }
     const std::vector<int> rows32(shape.rows.begin(), shape.rows.end());
@@ -66,7 +73,7 @@ class Fp8GroupedPrepared final : public CudaGroupedPreparedGemm {
     Fp8BlockscaleParams& gemm = params_.gemm;
     gemm.a_box_rows = int(grouped_a_box_rows(shape, block_m));
     gemm.a_map = swizzled_tile_map(a_.data(), 1, rows_allocated, k, gemm.a_box_rows);
-    gemm.a_scale_map = scale_column_map(a_scales_.data(), rows_allocated, kblocks, gemm.a_box_rows);
+    gemm.a_scale_map = scale_column_map(a_scales_.data(), scale_rows_allocated, kblocks, gemm.a_box_rows);
     gemm.b_map = weights.map_for(config_);
     gemm.c_map = swizzled_tile_map(c_.data(), 2, layout_rows, n, block_m);
     gemm.b_scales = weights.scales.data();
@@ -80,16 +87,24 @@ class Fp8GroupedPrepared final : public CudaGroupedPreparedGemm {
     params_.groups = int(shape.groups());
     params_.align = shape.layout == GroupLayout::contiguous ? int(shape.align) : 1;
     params_.slot_rows = shape.layout == GroupLayout::masked ? int(shape.max_m) : 0;
+    params_.scale_align = int(scale_layout.align);
+    params_.scale_slot_rows = shape.layout == GroupLayout::masked ? int(scale_layout.max_m) : 0;
+    params_.band_m_tiles = grouped_band_m_tiles(shape, config_, spec_);
     set_output(c_.data(), shape);
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
   void run() override {
+    if (shape_.useful_rows() == 0) return;  // no group has rows: nothing to launch
     launch_fp8_instance_for<false, GroupedSchedule>(params_, config_, spec_, device_.programmatic_launch(),
                                                     device_.stream());
   }
   std::string launch_name() const override {
-    return "fp8_blockscale_grouped/" + describe(config_) + (device_.programmatic_launch() ? "+pdl" : "");
+    if (shape_.useful_rows() == 0) return "fp8_blockscale_grouped: no group has rows, nothing launched";
+    return "fp8_blockscale_grouped/" + describe(config_) + (device_.programmatic_launch() ? "+pdl" : "") +
+           (scale_padding_rows_ > 0 ? ", A scales in groups of 4 rows (+" + std::to_string(scale_padding_rows_) +
+                                          " rows)"
+                                    : "");
   }
   int64_t executed_rows() const override { return executed_rows_; }
 
@@ -97,6 +112,7 @@ class Fp8GroupedPrepared final : public CudaGroupedPreparedGemm {
   Fp8DeviceSpec spec_;
   Fp8BlockscaleConfig config_;
   int64_t executed_rows_ = 0;  // whole tiles of every group with rows
+  int64_t scale_padding_rows_ = 0;  // rows A's scales add to the layout's (grouped_scale_layout)
   DeviceBuffer<uint8_t> a_;
   DeviceBuffer<float> a_scales_;
   DeviceBuffer<uint16_t> c_;
@@ -123,8 +139,9 @@ class Fp8GroupedSession final : public GroupedGemmSession {
 
   std::size_t activation_bytes(const GroupedShape& shape) const override {
     const int64_t rows = shape.layout_rows() + 192 + 4;  // the tallest tile past the end
-    return std::size_t(rows * (shape.k + synthetic::blocks(shape.k) * 4) + shape.layout_rows() * shape.n * 2 +
-                       shape.groups() * 4);
+    const int64_t scale_rows = grouped_scale_layout(shape).layout_rows() + 192 + 4;
+    return std::size_t(rows * shape.k + scale_rows * synthetic::blocks(shape.k) * 4 +
+                       shape.layout_rows() * shape.n * 2 + shape.groups() * 4);
   }
 
   std::unique_ptr<GroupedPreparedGemm> prepare(const GroupedShape& shape, uint64_t seed) override {
@@ -141,13 +158,6 @@ std::optional<std::string> fp8_grouped_unsupported_reason(const GroupedShape& sh
   if ((shape.layout_rows() + 256) * std::max(shape.n, shape.k) > int64_t(INT32_MAX) ||
       shape.groups() * shape.n > int64_t(INT32_MAX))
     return "an operand over 2^31 elements";
-  // A's scales are read by TMA boxes along the rows, and a box must start on 16 bytes: every
-  // group's first row a multiple of 4 (an illegal instruction otherwise, seen on the H100).
-  const int64_t step = shape.layout == GroupLayout::masked ? shape.max_m : shape.align;
-  if (step % kGroupedRowAlignment != 0)
-    return "groups start every " + std::to_string(step) + " rows; this kernel needs a multiple of " +
-           std::to_string(kGroupedRowAlignment) +
-           " (the A scales' 16-byte TMA boxes): use --align 4 or more, or masked slots of a multiple of 4";
   return std::nullopt;
 }
 

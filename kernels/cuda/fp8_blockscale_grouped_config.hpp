@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 #include "kernels/cuda/fp8_blockscale_config.hpp"
 #include "kernels/grouped_gemm.hpp"
+#include "kernels/host_device.hpp"
 
 namespace shapescope::kernels::cuda {
 
@@ -45,13 +47,59 @@ inline GridCostModel::Work grouped_work(const GroupedShape& shape, const Fp8Bloc
   return work;
 }
 
+// The order of one group's tiles: bands of `band_m_tiles` m-tiles, each band's tiles m-tile
+// fastest (consecutive units share a column of B), band after band. One band when the
+// group's m-tiles fit in one: m-tile fastest over the whole group.
+struct GroupTile {
+  int m_block, n_block;
+};
+
+SHAPESCOPE_HD GroupTile grouped_tile_of(int local_unit, int m_tiles, int n_tiles, int band_m_tiles) {
+  const int band = local_unit / (band_m_tiles * n_tiles), band_first = band * band_m_tiles;
+  const int band_rows = band_first + band_m_tiles <= m_tiles ? band_m_tiles : m_tiles - band_first;
+  const int in_band = local_unit - band * band_m_tiles * n_tiles;
+  return {band_first + in_band % band_rows, in_band / band_rows};
+}
+
+// M-tiles per band. Where the largest group's A outgrows half the L2 (the cost model's limit
+// for A staying in L2 while the B columns pass), walking all its m-tiles per column of B
+// would stream that A from memory again for every wave: bands of about one wave (the grid's
+// concurrent units over the n-tiles) keep a wave's reads to a band of A plus the group's B.
+// Otherwise one band covers every group (A stays in L2 in either order; measured on the H100,
+// 2026-11-25: 4 x 8192 rows N=4096 K=7168 +4% with bands, no gain where A fits).
+inline int grouped_band_m_tiles(const GroupedShape& shape, const Fp8BlockscaleConfig& config,
+                                const Fp8DeviceSpec& spec) {
+  const int64_t largest = shape.layout == GroupLayout::masked ? shape.max_m : shape.max_rows();
+  const int64_t largest_m_tiles = std::max<int64_t>(1, (largest + config.block_m() - 1) / config.block_m());
+  if (2 * largest * shape.k <= spec.l2_bytes) return int(std::min<int64_t>(largest_m_tiles, INT32_MAX));
+  const int64_t n_tiles = (shape.n + config.block_n - 1) / config.block_n;
+  return int(std::max<int64_t>(1, int64_t(config.ctas / config.split_k) / std::max<int64_t>(n_tiles, 1)));
+}
+
 // The instances grouped GEMMs run: all but the 192-row tile, which spills registers under the
 // grouped schedule (ptxas: 56 bytes; the dense one spills none).
 constexpr bool fp8_grouped_instance(const Fp8Instance& instance) { return instance.row_groups < 3; }
 
-// Every group's first layout row is a multiple of this: a TMA box of A's f32 scales starts there
-// and must start on 16 bytes.
-constexpr int64_t kGroupedRowAlignment = 4;
+// A TMA box of A's f32 scales must start on 16 bytes (an illegal instruction on the H100
+// otherwise), so a group's scales start on a multiple of this many rows whatever row its
+// activations start on.
+constexpr int64_t kGroupedScaleRowAlignment = 4;
+
+// Where A's scales sit (M-major, one column per K block): the problem's layout with every
+// group's first row rounded up to kGroupedScaleRowAlignment (contiguous: align raised to
+// its least common multiple with it; masked: the slot rounded up to it). A and C stay in
+// the problem's layout; only this small tensor carries the padding (as an engine's scale
+// transpose writes it), and the layouts that already align cost nothing.
+inline GroupedShape grouped_scale_layout(const GroupedShape& shape) {
+  constexpr int64_t step = kGroupedScaleRowAlignment;
+  GroupedShape scales = shape;
+  if (shape.layout == GroupLayout::masked) {
+    scales.max_m = (shape.max_m + step - 1) / step * step;
+  } else {
+    scales.align = std::lcm(shape.align, step);
+  }
+  return scales;
+}
 
 inline Fp8BlockscaleConfig choose_fp8_grouped_config(const GroupedShape& shape, const Fp8DeviceSpec& spec) {
   const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;

@@ -114,6 +114,7 @@ struct TileCoords {
   int b_row;          // first row of the tile in B
   int n_block;        // the tile's column block within N
   int b_scale_row;    // the weight-scale row of column block 0 of the tile's B (a group's first)
+  int a_scale_row;    // first row of the tile in A's scales (a TMA box of them starts on 16 bytes)
   // A K range of a tile past the whole waves: its K blocks and the tile's index among those
   // tiles (-1: a whole tile, its K blocks split by the cluster rank).
   int kb_begin = 0, kb_count = 0, tail_tile = -1;
@@ -179,8 +180,8 @@ struct DenseSchedule {
     if (index >= tiles) return false;
     const int m_block = index % m_blocks;  // consecutive clusters share a column of B
     const int n_block = index / m_blocks;
-    tile = {m_block * kBlockM, min(kBlockM, p.m - m_block * kBlockM), n_block * kBlockN, n_block, 0,
-            kb_begin, kb_count, tail_tile};
+    const int m0 = m_block * kBlockM;
+    tile = {m0, min(kBlockM, p.m - m0), n_block * kBlockN, n_block, 0, m0, kb_begin, kb_count, tail_tile};
     return true;
   }
 };
@@ -246,7 +247,7 @@ __device__ __forceinline__ void produce(const typename Schedule::Params& params,
       const uint32_t full = smem.full_barrier(stage);
       tma::arrive_expect_bytes(full, p.a_box_rows * (kTileBytesPerRow + 4) + b_bytes);
       tma::load_tile_2d(smem.a_tile(stage), &p.a_map, kb * kBlockK, w.tile.a_row, full);
-      tma::load_tile_2d(smem.a_scale_slot(stage), &p.a_scale_map, w.tile.a_row, kb, full);
+      tma::load_tile_2d(smem.a_scale_slot(stage), &p.a_scale_map, w.tile.a_scale_row, kb, full);
       if constexpr (kPreshuffledB) {
         for (int h = 0; h < sub_tiles; ++h)  // a pre-shuffled tile is 128 consecutive 128-byte rows
           tma::load_tile_2d(smem.b_tile(stage) + h * kSubTileN * kTileBytesPerRow, &p.b_map, 0,

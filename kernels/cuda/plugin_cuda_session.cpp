@@ -27,11 +27,41 @@ DeviceBuffer<uint8_t> filled_operand(bool fp8, uint64_t seed, Stream codes, Stre
   return buffer;
 }
 
+template <typename T>
+DeviceBuffer<T> uploaded(const std::vector<T>& values, cudaStream_t stream) {
+  DeviceBuffer<T> buffer(values.size());
+  if (!values.empty()) {
+    CUDA_CHECK(cudaMemcpyAsync(buffer.data(), values.data(), buffer.bytes(), cudaMemcpyHostToDevice, stream));
+  }
+  return buffer;
+}
+
+// An ABI version 2 operand (codes, one-byte scale codes, per-tensor scales) in device memory.
+struct DeviceCodedOperand {
+  DeviceBuffer<uint8_t> codes, scale_codes;
+  DeviceBuffer<float> tensor_scales;
+};
+
+DeviceCodedOperand coded_operand(const OperandEncoding& encoding, const synthetic::OperandStreams& streams,
+                                 uint64_t seed, int64_t batch_count, int64_t rows, int64_t k, cudaStream_t stream) {
+  const PluginHostOperand host = plugin_host_operand(encoding, streams, seed, batch_count, rows, k);
+  DeviceCodedOperand device{uploaded(host.codes, stream), uploaded(host.scale_codes, stream),
+                            uploaded(host.tensor_scales, stream)};
+  CUDA_CHECK(cudaStreamSynchronize(stream));  // the host vectors die here
+  return device;
+}
+
+template <typename T>
+const T* data_or_null(const DeviceBuffer<T>& buffer) {
+  return buffer.size() == 0 ? nullptr : buffer.data();
+}
+
 struct PluginDeviceWeights {
   WeightShape shape;
   uint64_t seed = 0;
   DeviceBuffer<uint8_t> b;
   DeviceBuffer<float> b_scales;
+  DeviceCodedOperand b_coded;  // ABI version 2 formats (b stays empty)
 };
 
 class PluginCudaGemm final : public cuda::CudaPreparedGemm {
@@ -43,8 +73,14 @@ class PluginCudaGemm final : public cuda::CudaPreparedGemm {
         kernel_(std::move(kernel)) {
     const GemmShape& s = problem().shape;
     const cudaStream_t stream = device.stream();
+    const bool coded = uses_scale_codes(kernel_->format);
     const bool fp8_a = kernel_->format == OperandFormat::fp8_blockscale;
-    a_ = filled_operand(fp8_a, seed, Stream::a_codes, Stream::a_bf16, s.batch_count, m, s.k, stream);
+    if (coded) {
+      a_coded_ = coded_operand(operand_encodings(kernel_->format).a, synthetic::kAStreams, seed, s.batch_count, m,
+                               s.k, stream);
+    } else {
+      a_ = filled_operand(fp8_a, seed, Stream::a_codes, Stream::a_bf16, s.batch_count, m, s.k, stream);
+    }
     if (fp8_a) {
       const PluginScaleLayout layout = plugin_a_scale_layout(s, kernel_->abi.flags);
       a_scales_ = DeviceBuffer<float>(std::size_t(layout.floats));
@@ -55,10 +91,14 @@ class PluginCudaGemm final : public cuda::CudaPreparedGemm {
     set_output(c_.data(), int64_t(c_.size()), cuda::OutputStrides{m * s.n, s.n, 1});
     CUDA_CHECK(cudaStreamSynchronize(stream));
     operands_.shape = {s.m, s.n, s.k, s.batch_count};
-    operands_.a = a_.data();
-    operands_.a_scales = a_scales_.data();
-    operands_.b = weights.b.data();
-    operands_.b_scales = weights.b_scales.data();
+    operands_.a = coded ? a_coded_.codes.data() : a_.data();
+    operands_.a_scales = data_or_null(a_scales_);
+    operands_.b = coded ? weights.b_coded.codes.data() : weights.b.data();
+    operands_.b_scales = data_or_null(weights.b_scales);
+    operands_.a_scale_codes = data_or_null(a_coded_.scale_codes);
+    operands_.b_scale_codes = data_or_null(weights.b_coded.scale_codes);
+    operands_.a_tensor_scales = data_or_null(a_coded_.tensor_scales);
+    operands_.b_tensor_scales = data_or_null(weights.b_coded.tensor_scales);
     operands_.c = c_.data();
     operands_.stream = stream;
     handle_ = plugin_prepare(*kernel_, operands_);
@@ -80,6 +120,7 @@ class PluginCudaGemm final : public cuda::CudaPreparedGemm {
   std::shared_ptr<PluginKernel> kernel_;
   DeviceBuffer<uint8_t> a_;
   DeviceBuffer<float> a_scales_;
+  DeviceCodedOperand a_coded_;
   DeviceBuffer<uint16_t> c_;
   shapescope_operands operands_{};
   void* handle_ = nullptr;
@@ -93,6 +134,11 @@ class PluginCudaSession final : public GemmSession {
     const cudaStream_t stream = device.stream();
     weights_.shape = shape;
     weights_.seed = seed;
+    if (uses_scale_codes(kernel_->format)) {
+      weights_.b_coded = coded_operand(operand_encodings(kernel_->format).b, synthetic::kBStreams, seed,
+                                       shape.batch_count, shape.n, shape.k, stream);
+      return;
+    }
     const bool fp8_b = kernel_->format != OperandFormat::bf16;
     weights_.b = filled_operand(fp8_b, seed, Stream::b_codes, Stream::b_bf16, shape.batch_count, shape.n, shape.k,
                                 stream);

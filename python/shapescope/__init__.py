@@ -6,6 +6,8 @@
 Pure Python over libshapescope_c.so (ctypes): nothing is compiled against this Python. Install with
 `pip install --no-build-isolation ./python`; see docs/plugins_and_python.md.
 """
-from ._core import ProfileError, bf16_to_float, e4m3_to_float, float_to_bf16, profile, HostTensor
+from ._core import (ProfileError, bf16_to_float, e2m1_to_float, e4m3_to_float, e8m0_to_float, float_to_bf16, profile,
+                    HostTensor)
 
-__all__ = ["profile", "ProfileError", "HostTensor", "bf16_to_float", "float_to_bf16", "e4m3_to_float"]
+__all__ = ["profile", "ProfileError", "HostTensor", "bf16_to_float", "float_to_bf16", "e4m3_to_float",
+           "e2m1_to_float", "e8m0_to_float"]

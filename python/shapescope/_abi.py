@@ -1,10 +1,16 @@
-"""include/shapescope_plugin.h and include/shapescope_c.h as ctypes declarations (ABI version 1)."""
+"""include/shapescope_plugin.h and include/shapescope_c.h as ctypes declarations (ABI version 2)."""
 import ctypes
 import os
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
-FORMATS = {"bf16": 1, "fp8_blockscale": 2, "a16w8_blockscale": 3}
+FORMATS = {"bf16": 1, "fp8_blockscale": 2, "a16w8_blockscale": 3, "mxfp8": 4, "mxfp4": 5, "nvfp4": 6,
+           "e2m1_e8m0_16": 7, "nvfp4_native": 8}
+# The named block format (profile's --operand-format) whose weights each operand format multiplies: the layers are
+# profiled in it, so the file name and the `format` column say what the callable ran. bf16 is the baseline that
+# runs beside any layer's format, as profile's own bf16 kernels do, and leaves the layers as they are.
+LAYER_FORMATS = {"fp8_blockscale": "fp8_blockscale", "a16w8_blockscale": "fp8_blockscale", "mxfp8": "mxfp8",
+                 "mxfp4": "mxfp4", "nvfp4": "nvfp4", "e2m1_e8m0_16": "e2m1_e8m0_16", "nvfp4_native": "nvfp4"}
 BACKENDS = {"cpu": 0, "cuda": 1}
 A_SCALES_M_MAJOR = 0x1
 B_SCALES_K_PADDED_4 = 0x2
@@ -16,7 +22,9 @@ class Shape(ctypes.Structure):
 
 class Operands(ctypes.Structure):
     _fields_ = [("shape", Shape), ("a", ctypes.c_void_p), ("a_scales", ctypes.c_void_p), ("b", ctypes.c_void_p),
-                ("b_scales", ctypes.c_void_p), ("c", ctypes.c_void_p), ("stream", ctypes.c_void_p)]
+                ("b_scales", ctypes.c_void_p), ("c", ctypes.c_void_p), ("stream", ctypes.c_void_p),
+                ("a_scale_codes", ctypes.c_void_p), ("b_scale_codes", ctypes.c_void_p),
+                ("a_tensor_scales", ctypes.c_void_p), ("b_tensor_scales", ctypes.c_void_p)]
 
 
 # char* error buffers are c_void_p: the callbacks write into them with ctypes.memmove.

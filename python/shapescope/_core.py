@@ -5,7 +5,8 @@ import re
 import signal
 
 from . import _abi, _tensors
-from ._tensors import HostTensor, bf16_to_float, e4m3_to_float, float_to_bf16  # noqa: F401 (re-exported)
+from ._tensors import (HostTensor, bf16_to_float, e2m1_to_float, e4m3_to_float, e8m0_to_float,  # noqa: F401
+                       float_to_bf16)  # (re-exported)
 
 
 class ProfileError(RuntimeError):
@@ -108,6 +109,11 @@ def profile(fn, model, module="all", tp=1, m=None, operand_format="bf16", *, pre
       bf16:             fn(a, b, out)                    a [M,K], b [N,K], out [M,N] bf16: out = a @ b.T
       fp8_blockscale:   fn(a, a_scales, b, b_scales, out) e4m3 a, b; float32 scales [M,K/128], [N/128,K/128]
       a16w8_blockscale: fn(a, b, b_scales, out)
+      mxfp8:            fn(a, a_scale_codes, b, b_scale_codes, out)  e4m3; e8m0 scale codes per 1x32
+      mxfp4, e2m1_e8m0_16 (weight-only, W4A16 as Hopper runs them):
+                        fn(a, b, b_scale_codes, out)   bf16 a; b e2m1 two a byte [N,K/2]; e8m0 per 1x32 / 1x16
+      nvfp4 (W4A16):    fn(a, b, b_scale_codes, b_tensor_scales, out)  ue4m3 per 1x16, fp32 per-tensor [batch]
+      nvfp4_native:     fn(a, a_scale_codes, a_tensor_scales, b, b_scale_codes, b_tensor_scales, out)  (Blackwell)
     (a leading batch dimension when a layer is batched). With torch importable they are torch tensors on the
     backend's device, else HostTensor views. `prepare(*operands)`, if given, runs once per M untimed and returns
     the arguments fn gets instead. Every point is checked against shapescope's float64 reference; the CSV and
@@ -146,6 +152,8 @@ def profile(fn, model, module="all", tp=1, m=None, operand_format="bf16", *, pre
     plugin = _abi.Plugin(_abi.ABI_VERSION, 1, ctypes.pointer(kernel))
 
     argv = ["profile", "--model", model, "--module", module, "--tp", str(tp), "--kernel", name, "--backend", backend]
+    if operand_format in _abi.LAYER_FORMATS:
+        argv += ["--operand-format", _abi.LAYER_FORMATS[operand_format]]
     if m is not None:
         argv += ["--m-list", ",".join(str(int(value)) for value in m)]
     if timing:

@@ -10,16 +10,18 @@ from . import _abi
 class HostTensor:
     """A strided view of host memory shapescope owns, for callables without torch.
 
-    data: a flat memoryview of the whole buffer ('H' bf16 bits, 'B' e4m3 codes, 'f' float32 scales);
-    element (i, j, ...) is data[offset(i, j, ...)]. dtype: "bf16", "e4m3" or "float32"."""
+    data: a flat memoryview of the whole buffer ('H' bf16 bits, 'B' one-byte codes, 'f' float32 scales);
+    element (i, j, ...) is data[offset(i, j, ...)]. dtype: "bf16", "e4m3", "float32", "e2m1x2" (two e2m1 codes a
+    byte, the even K element in the low nibble: shape[-1] counts bytes), "e8m0" or "ue4m3" (one-byte scale
+    codes)."""
 
     def __init__(self, address, dtype, shape, strides):
         self.dtype, self.shape, self.strides = dtype, tuple(shape), tuple(strides)
         count = 1 + sum((extent - 1) * stride for extent, stride in zip(shape, strides)) if all(shape) else 0
-        element = {"bf16": ctypes.c_uint16, "e4m3": ctypes.c_uint8, "float32": ctypes.c_float}[dtype]
+        element = {"bf16": ctypes.c_uint16, "float32": ctypes.c_float}.get(dtype, ctypes.c_uint8)
         self.address = address
         self.data = memoryview((element * count).from_address(address)).cast("B").cast(
-            {"bf16": "H", "e4m3": "B", "float32": "f"}[dtype])
+            {"bf16": "H", "float32": "f"}.get(dtype, "B"))
 
     def offset(self, *index):
         return sum(i * stride for i, stride in zip(index, self.strides))
@@ -48,6 +50,28 @@ def e4m3_to_float(code):
     return -magnitude if sign else magnitude
 
 
+def e2m1_to_float(code):
+    """One e2m1 code (a nibble): sign, two exponent bits, one mantissa bit; values 0, 0.5, 1, 1.5, 2, 3, 4, 6."""
+    magnitude = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)[code & 0x7]
+    return -magnitude if code & 0x8 else magnitude
+
+
+def e8m0_to_float(code):
+    """An e8m0 scale code: 2^(code - 127); 0xFF is NaN."""
+    return math.nan if code == 0xFF else math.ldexp(1.0, code - 127)
+
+
+# The version 2 formats (include/shapescope_plugin.h): each operand's element dtype, scale-code dtype, elements
+# along K per scale, and whether it has a per-tensor fp32 scale; None for bf16 activations.
+_CODED = {
+    "mxfp8": (("e4m3", "e8m0", 32, False), ("e4m3", "e8m0", 32, False)),
+    "mxfp4": (None, ("e2m1x2", "e8m0", 32, False)),
+    "nvfp4": (None, ("e2m1x2", "ue4m3", 16, True)),
+    "e2m1_e8m0_16": (None, ("e2m1x2", "e8m0", 16, False)),
+    "nvfp4_native": (("e2m1x2", "ue4m3", 16, True), ("e2m1x2", "ue4m3", 16, True)),
+}
+
+
 class Layout:
     """Shapes and element strides of one point's operands, in the callable's argument order."""
 
@@ -59,6 +83,21 @@ class Layout:
         def with_batch(dims, strides, per_batch):
             return ((batch,) + dims, (per_batch,) + strides) if batched else (dims, strides)
 
+        if fmt in _CODED:
+            self.items = []
+            for name, rows, coded in (("a", m, _CODED[fmt][0]), ("b", n, _CODED[fmt][1])):
+                if coded is None:
+                    self.items.append((name, "bf16") + with_batch((rows, k), (k, 1), rows * k))
+                    continue
+                element, scale, block, tensor_scale = coded
+                width = -(-k // 2) if element == "e2m1x2" else k
+                blocks = -(-k // block)
+                self.items.append((name, element) + with_batch((rows, width), (width, 1), rows * width))
+                self.items.append((f"{name}_scale_codes", scale) + with_batch((rows, blocks), (blocks, 1), rows * blocks))
+                if tensor_scale:
+                    self.items.append((f"{name}_tensor_scales", "float32", (batch,), (1,)))
+            self.items.append(("c", "bf16") + with_batch((m, n), (n, 1), m * n))
+            return
         a_dtype = "e4m3" if fmt == "fp8_blockscale" else "bf16"
         b_dtype = "bf16" if fmt == "bf16" else "e4m3"
         self.items = [("a", a_dtype) + with_batch((m, k), (k, 1), m * k)]
@@ -76,7 +115,11 @@ def host_tensors(operands, layout):
     return [HostTensor(getattr(operands, name), dtype, dims, strides) for name, dtype, dims, strides in layout.items]
 
 
-_TORCH_DTYPES = {"bf16": ("bfloat16", "<i2", 2), "e4m3": ("float8_e4m3fn", "|u1", 1), "float32": ("float32", "<f4", 4)}
+# torch's names for the dtypes (float4_e2m1fn_x2 and float8_e8m0fnu exist from torch 2.8 on; an older torch gets
+# the codes as uint8), the array-interface typestr and the element size.
+_TORCH_DTYPES = {"bf16": ("bfloat16", "<i2", 2), "e4m3": ("float8_e4m3fn", "|u1", 1), "float32": ("float32", "<f4", 4),
+                 "e2m1x2": ("float4_e2m1fn_x2", "|u1", 1), "e8m0": ("float8_e8m0fnu", "|u1", 1),
+                 "ue4m3": ("float8_e4m3fn", "|u1", 1)}
 
 
 class _CudaArray:
@@ -97,5 +140,5 @@ def torch_tensors(torch, operands, layout, on_cuda):
             flat = torch.frombuffer((ctypes.c_uint8 * (count * size)).from_address(address), dtype=torch.uint8)
             raw = flat.view({"<i2": torch.int16, "|u1": torch.uint8, "<f4": torch.float32}[typestr])
             raw = raw.as_strided(tuple(dims), tuple(strides))
-        tensors.append(raw.view(getattr(torch, torch_name)))
+        tensors.append(raw.view(getattr(torch, torch_name, torch.uint8)))
     return tensors

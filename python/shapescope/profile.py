@@ -7,6 +7,7 @@ import importlib
 import sys
 import types
 
+from . import _abi
 from ._core import ProfileError, profile
 
 
@@ -51,7 +52,7 @@ def main(argv=None):
     parser.add_argument("--model", required=True)
     parser.add_argument("--module", default="all")
     parser.add_argument("--tp", type=int, default=1)
-    parser.add_argument("--operand-format", default="bf16", choices=["bf16", "fp8_blockscale", "a16w8_blockscale"],
+    parser.add_argument("--operand-format", default="bf16", choices=list(_abi.FORMATS),
                         help="the operands the callable takes (the option `profile` names the same way)")
     parser.add_argument("--a-scales", default="k_major", choices=["k_major", "m_major"])
     parser.add_argument("--b-scales-padded", action="store_true", help="128x128 scale rows padded to 4 K blocks")

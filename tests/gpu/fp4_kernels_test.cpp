@@ -69,6 +69,29 @@ TEST(Fp4Kernels, DenseMatchesReferenceInEveryFp4Layout) {
   }
 }
 
+// Past the crossover M the dense kernel dequantizes the packed weights into bf16 inside the run and hands them to
+// cuBLASLt (alpha the product's scale): the same checks, and the launch names say which path ran.
+TEST(Fp4Kernels, DequantizingPathPastTheCrossoverMatchesReference) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  const std::vector<WeightCase> model = {{"llama70b.o.tp4", 8192, 2048, 1}, {"gpt_oss.gate_up", 5760, 2880, 1}};
+  const std::vector<WeightCase> unaligned = {{"partial_block", 200, 336, 1}, {"k_off_8", 72, 100, 1},
+                                             {"n_off_tile", 129, 258, 1}};
+  for (const BlockFormatId format : kFp4Formats) {
+    CheckTally tally;
+    check_dense(*device, format, model, {256, 1000}, tally);
+    check_dense(*device, format, unaligned, {257, 600}, tally);
+    std::printf("  a16w4_blockscale dequantizing %s: %d checks, worst rel_err %.3e\n", format_name(format).c_str(),
+                tally.checked, tally.worst);
+  }
+  const KernelEntry& entry = find_kernel("a16w4_blockscale");
+  WeightShape weights{8192, 2048, 1};
+  weights.format = BlockFormatId::nvfp4;
+  const auto session = entry.open(*device, weights, 77);
+  EXPECT_EQ(session->prepare(1, 78)->launch_name().find("dequantize"), std::string::npos);
+  EXPECT_NE(session->prepare(2048, 79)->launch_name().find("dequantize_bf16+cublaslt"), std::string::npos);
+}
+
 // Split K sums partial tiles in an fp32 workspace that the last CTA of a tile leaves at zero: a workspace or
 // counter left dirty would show on the next run, alone or replayed in a graph with programmatic launch.
 TEST(Fp4Kernels, SplitKStaysExactOverRepeatedRunsAndGraphs) {

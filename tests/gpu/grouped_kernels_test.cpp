@@ -1,9 +1,11 @@
 // The grouped CUDA kernels (fp8_blockscale_grouped, cublaslt_fp8_blockscale_grouped_loop,
 // cublaslt_bf16_grouped_loop) against the float64 reference, group by group: DeepSeek-V3
 // and Qwen3-235B experts at EP8, a K with a partial scale block; empty groups, one-row
-// groups, groups on and past the tile edges; contiguous at align 1, 64, 128 and masked;
-// decode loads (a few rows per expert) and prefill loads. Then a CUDA graph of each
-// kernel's run() replays correctly, and executed rows count each kernel's padding.
+// groups, groups on and past the tile edges, groups starting on every row offset mod 4 and
+// many mod 128; contiguous at align 1, 2, 3, 64, 128 and masked slots of 64 rows and of
+// exactly the largest group (odd sizes included); decode loads (a few rows per expert) and
+// prefill loads. Then a CUDA graph of each kernel's run() replays correctly, executed rows
+// count each kernel's padding, and a problem with no rows launches nothing.
 // Each test skips without a GPU.
 #include <gtest/gtest.h>
 
@@ -43,8 +45,10 @@ const std::vector<ExpertShape> kShapes = {{"dsv3.gate_up.ep8", 32, 4096, 7168},
                                           {"partial_k", 8, 2880, 2880}};
 
 // Rows per group: empty and one-row groups, tile edges (63/64/65, 127/128/129, 191/192/193),
-// a decode load (0-2 rows each) and an all-empty problem.
-std::vector<std::vector<int64_t>> row_patterns(int64_t groups) {
+// a decode load (0-2 rows each), rows that move each next group's first row by a different
+// offset (every residue mod 4 and up to 29 residues mod 128 at align 1), a few tall groups among
+// tiny ones (their tiles in several bands) and an all-empty problem.
+std::vector<std::vector<int64_t>> row_patterns(int64_t groups, int64_t k) {
   const std::vector<int64_t> edges = {0, 1, 63, 64, 65, 0, 127, 128, 129, 191, 192, 193, 7, 300, 0, 2};
   std::vector<std::vector<int64_t>> patterns;
   std::vector<int64_t> mixed(static_cast<std::size_t>(groups));
@@ -53,6 +57,14 @@ std::vector<std::vector<int64_t>> row_patterns(int64_t groups) {
   std::vector<int64_t> decode(static_cast<std::size_t>(groups));
   for (int64_t g = 0; g < groups; ++g) decode[std::size_t(g)] = (g * 7) % 3;
   patterns.push_back(decode);
+  std::vector<int64_t> offsets(static_cast<std::size_t>(groups));
+  for (int64_t g = 0; g < groups; ++g) offsets[std::size_t(g)] = 1 + (g * 37) % 131;
+  patterns.push_back(offsets);
+  // Groups whose A outgrows half a 50 MB L2 (ours walks their tiles in bands, a partial last one among them).
+  const int64_t tall_rows = (int64_t(26) << 20) / k;
+  std::vector<int64_t> tall(static_cast<std::size_t>(groups));
+  for (int64_t g = 0; g < groups; ++g) tall[std::size_t(g)] = g % 8 == 3 ? tall_rows + 67 * g : g % 3;
+  patterns.push_back(tall);
   patterns.push_back(std::vector<int64_t>(std::size_t(groups), 0));
   return patterns;
 }
@@ -64,7 +76,8 @@ GroupedShape lay_out(const ExpertShape& expert, const std::vector<int64_t>& rows
   shape.rows = rows;
   shape.layout = layout;
   shape.align = align;
-  if (layout == GroupLayout::masked) shape.max_m = std::max<int64_t>((shape.max_rows() + 63) / 64 * 64, 64);
+  // masked: slots of `align` rows past the largest group (align 1: exactly the largest group)
+  if (layout == GroupLayout::masked) shape.max_m = std::max<int64_t>((shape.max_rows() + align - 1) / align * align, 1);
   return shape;
 }
 
@@ -78,19 +91,19 @@ void check_kernel(const std::string& kernel_name, Device& device, Tally& tally) 
   uint64_t seed = 0x6e0000 + std::hash<std::string>{}(kernel_name) % 1000;
   for (const ExpertShape& expert : kShapes) {
     const auto session = entry.open(device, GroupedWeightShape{expert.groups, expert.n, expert.k}, ++seed);
-    for (const std::vector<int64_t>& rows : row_patterns(expert.groups)) {
+    for (const std::vector<int64_t>& rows : row_patterns(expert.groups, expert.k)) {
       for (const auto& [layout, align] : {std::pair{GroupLayout::contiguous, int64_t(1)},
+                                          std::pair{GroupLayout::contiguous, int64_t(2)},
+                                          std::pair{GroupLayout::contiguous, int64_t(3)},
                                           std::pair{GroupLayout::contiguous, int64_t(64)},
                                           std::pair{GroupLayout::contiguous, int64_t(128)},
-                                          std::pair{GroupLayout::masked, int64_t(1)}}) {
+                                          std::pair{GroupLayout::masked, int64_t(1)},
+                                          std::pair{GroupLayout::masked, int64_t(64)}}) {
         const GroupedShape shape = lay_out(expert, rows, layout, align);
         SCOPED_TRACE(kernel_name + " " + expert.label + " " + shape.layout_text() + " rows " +
                      std::to_string(shape.useful_rows()) + " in " + std::to_string(shape.active_groups()) + " groups");
-        if (const auto reason = entry.unsupported_reason(shape)) {  // ours: groups must start on 4 rows
-          EXPECT_EQ(kernel_name, "fp8_blockscale_grouped") << *reason;
-          EXPECT_TRUE(layout == GroupLayout::contiguous && align % 4 != 0) << *reason;
-          continue;
-        }
+        const auto reason = entry.unsupported_reason(shape);  // every kernel takes groups starting on any row
+        ASSERT_FALSE(reason.has_value()) << *reason;
         const auto gemm = session->prepare(shape, ++seed);
         const CheckResult result = gemm->check();
         EXPECT_EQ(result.unwritten, 0);
@@ -158,6 +171,28 @@ TEST(GroupedKernelsPadding, ExecutedRowsCountEachKernelsPadding) {
   const auto ours = find_grouped_kernel("fp8_blockscale_grouped").open(*device, {4, 512, 256}, 3);
   const int64_t executed = ours->prepare(shape, 4)->executed_rows();
   EXPECT_TRUE(executed == 64 + 128 + 64 || executed == 128 * 3 || executed == 192 * 3) << executed;  // whole tiles
+}
+
+// No group with rows: ours launches nothing (the host knows the prepared counts) and its
+// launch name says so; the output is still left untouched.
+TEST(GroupedKernelsEmpty, OursLaunchesNothingWithoutRows) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  const auto ours = find_grouped_kernel("fp8_blockscale_grouped").open(*device, {8, 4096, 7168}, 5);
+  for (const GroupLayout layout : {GroupLayout::contiguous, GroupLayout::masked}) {
+    GroupedShape shape = lay_out({"empty", 8, 4096, 7168}, std::vector<int64_t>(8, 0), layout, 128);
+    if (layout == GroupLayout::masked) shape.max_m = 64;
+    const auto gemm = ours->prepare(shape, 6);
+    EXPECT_NE(gemm->launch_name().find("nothing launched"), std::string::npos) << gemm->launch_name();
+    EXPECT_TRUE(gemm->check().passed(kExpectedError));
+    EXPECT_EQ(gemm->executed_rows(), 0);
+    const auto graph = device->capture({gemm.get()});
+    EXPECT_GE(graph->replay_us(), 0);
+  }
+  const GroupedShape one_row = lay_out({"one", 8, 4096, 7168}, {0, 0, 1, 0, 0, 0, 0, 0}, GroupLayout::masked, 64);
+  const auto gemm = ours->prepare(one_row, 7);
+  EXPECT_EQ(gemm->launch_name().find("nothing launched"), std::string::npos) << gemm->launch_name();
+  EXPECT_TRUE(gemm->check().passed(kExpectedError));
 }
 
 TEST(GroupedKernelsRegistry, CublasLtGroupedApiIsDetectedAtBuildTime) {

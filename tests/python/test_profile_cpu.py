@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 import shapescope
-from shapescope import bf16_to_float, e4m3_to_float, float_to_bf16
+from shapescope import bf16_to_float, e2m1_to_float, e4m3_to_float, e8m0_to_float, float_to_bf16
 
 # A tiny Llama-style model: o_proj is N=128, K=128.
 TINY = ('{"model_type": "llama", "hidden_size": 128, "num_attention_heads": 1, "num_key_value_heads": 1, '
@@ -41,6 +41,29 @@ def fp8_gemm(a, a_scales, b, b_scales, out):
                 total += part * a_scales.data[a_scales.offset(row, block // 128)] * \
                     b_scales.data[b_scales.offset(col // 128, block // 128)]
             out.data[out.offset(row, col)] = float_to_bf16(total)
+
+
+def a16w4_gemm(a, b, b_scale_codes, *rest):
+    """W4A16: bf16 a times e2m1 weights packed two a byte, each block of K scaled by an e8m0 or ue4m3 code and,
+    for NVFP4, by the per-tensor fp32 scale (the argument before out)."""
+    out = rest[-1]
+    tensor_scale = rest[0].data[0] if len(rest) == 2 else 1.0
+    (m, k), n = a.shape, b.shape[0]
+    block = k // b_scale_codes.shape[1]
+    decode_scale = e8m0_to_float if b_scale_codes.dtype == "e8m0" else e4m3_to_float
+    av = [bf16_to_float(x) for x in a.data]
+    weights = []
+    for col in range(n):
+        row = []
+        for i in range(k):
+            byte = b.data[b.offset(col, i // 2)]
+            scale = decode_scale(b_scale_codes.data[b_scale_codes.offset(col, i // block)])
+            row.append(e2m1_to_float(byte >> 4 if i % 2 else byte & 0xF) * scale * tensor_scale)
+        weights.append(row)
+    for r in range(m):
+        arow = av[r * k:(r + 1) * k]
+        for col in range(n):
+            out.data[out.offset(r, col)] = float_to_bf16(sum(x * y for x, y in zip(arow, weights[col])))
 
 
 def wrong_gemm(a, b, out):
@@ -79,8 +102,9 @@ class PythonCpuPath(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.out)
 
-    def rows(self, kernel):
-        path = os.path.join(self.out, f"tiny_o_proj_tp1_N128_K128_{kernel}.csv")
+    def rows(self, kernel, layer_format=""):
+        """The rows of the kernel's file; layer_format: the file name's format part (none for FP8 and bf16)."""
+        path = os.path.join(self.out, f"tiny_o_proj_tp1_N128_K128{layer_format}_{kernel}.csv")
         self.assertTrue(os.path.exists(path), path)
         self.assertTrue(os.path.exists(path[:-4] + ".json"))
         with open(path) as file:
@@ -105,6 +129,15 @@ class PythonCpuPath(unittest.TestCase):
         for row in self.rows("py_fp8"):
             self.assertEqual(row["status"], "ok", row["note"])
             self.assertEqual(row["dtype"], "fp8")
+
+    def test_fp4_weight_only_callables_get_packed_codes_and_scale_codes(self):
+        for fmt in ("mxfp4", "nvfp4", "e2m1_e8m0_16"):
+            name = f"py_{fmt}"
+            self.sweep(a16w4_gemm, name, operand_format=fmt)
+            for row in self.rows(name, f"_{fmt}"):  # the layers are profiled in the callable's weight format
+                self.assertEqual(row["status"], "ok", f"{fmt}: {row['note']}")
+                self.assertEqual(row["dtype"], "bf16")
+                self.assertEqual(row["format"], fmt)
 
     def test_graph_timing_rotates_operand_sets(self):
         self.sweep(bf16_gemm, "py_graph", m=[1], timing="graph")  # up to 256 pure-Python runs per replay
