@@ -23,9 +23,10 @@
 // memory, no atomics), paced by two barriers per rank ("partials ready", "partials
 // free").
 //
-// Split-K over the last wave (dense GEMMs, unclustered instances): after the whole waves of
-// tiles, each remaining tile is cut into `splits` equal K ranges, one per CTA, so the last
-// wave fills the SMs. Consecutive CTAs take the ranges of one tile, so the tiles sharing a
+// Split-K over the last wave (dense GEMMs, unclustered instances of their own,
+// LastWaveSplitSchedule: the instances that run without it hold none of its code): after the
+// whole waves of tiles, each remaining tile is cut into `splits` equal K ranges, one per CTA,
+// so the last wave fills the SMs. Consecutive CTAs take the ranges of one tile, so the tiles sharing a
 // column of B read each K block of it at about the same time (runs cut at any K block, as
 // stream-K cuts them, put those reads at different times: measured up to 2x slower, B
 // streamed from HBM once per tile). The CTA of range 0 finishes the tile: the others leave
@@ -39,7 +40,8 @@
 //
 // Which tiles exist and where their rows live is the Schedule's (a template parameter;
 // every thread holds its own, as it walks its units in increasing order): DenseSchedule
-// (here) walks the M x N tiles of one GEMM; GroupedSchedule
+// (here) walks the M x N tiles of one GEMM, LastWaveSplitSchedule (here) the same tiles with
+// the last wave split along K; GroupedSchedule
 // (fp8_blockscale_grouped_schedule.cuh) walks the tiles of every group of a grouped GEMM
 // and writes the rows of a group's last, partial tile itself, so no tile spills into
 // the next group. The body is the same for both.
@@ -49,6 +51,7 @@
 #include <cuda_bf16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/cuda/fp8_blockscale_config.hpp"
 #include "kernels/cuda/hopper_ptx.cuh"
@@ -69,9 +72,13 @@ struct Fp8BlockscaleParams {
   // (decode moves no zero rows; the stale rows past it only feed output rows past M,
   // which are never stored).
   int a_box_rows = 0;
-  // Split-K over the last wave (DenseSchedule only; tail_kblocks 0: off). Tiles [0, dp_tiles)
-  // run whole, a whole number of waves; each tile after them in tail_splits ranges of
-  // tail_kblocks K blocks, CTA c taking range c % tail_splits of tail tile c / tail_splits.
+};
+
+// One dense GEMM with split-K over the last wave (LastWaveSplitSchedule). Tiles [0, dp_tiles)
+// run whole, a whole number of waves; each tile after them in tail_splits ranges of
+// tail_kblocks K blocks, CTA c taking range c % tail_splits of tail tile c / tail_splits.
+struct Fp8LastWaveSplitParams {
+  Fp8BlockscaleParams gemm;
   int dp_tiles = 0;
   int tail_kblocks = 0;
   int tail_splits = 0;
@@ -152,8 +159,6 @@ __device__ __forceinline__ void ring_position(uint32_t q, int& stage, uint32_t& 
 }  // namespace fp8_detail
 
 // The tiles of one GEMM C[M,N] = A[M,K] x B[N,K]^T; rows past M are clipped by the tensor map.
-// CTA c's units: tiles c, c + grid, ... below dp_tiles, then under a tail split its K range
-// of a tail tile (unit dp_tiles + c).
 struct DenseSchedule {
   using Params = Fp8BlockscaleParams;
   static constexpr bool kPartialTiles = false;  // every tile stores through the tensor map
@@ -167,24 +172,45 @@ struct DenseSchedule {
   template <int kBlockM, int kBlockN>
   __device__ bool next(const Params& p, int unit, fp8_detail::TileCoords& tile) const {
     const int m_blocks = (p.m + kBlockM - 1) / kBlockM;
-    const int tiles = m_blocks * ((p.n + kBlockN - 1) / kBlockN);
+    if (unit >= m_blocks * ((p.n + kBlockN - 1) / kBlockN)) return false;
+    const int m_block = unit % m_blocks;  // consecutive clusters share a column of B
+    const int n_block = unit / m_blocks;
+    const int m0 = m_block * kBlockM;
+    tile = {m0, min(kBlockM, p.m - m0), n_block * kBlockN, n_block, 0, m0};
+    return true;
+  }
+};
+
+// DenseSchedule's tiles with split-K over the last wave. CTA c's units: tiles c, c + grid, ...
+// below dp_tiles, then its K range of a tail tile (unit dp_tiles + c).
+struct LastWaveSplitSchedule {
+  using Params = Fp8LastWaveSplitParams;
+  static constexpr bool kPartialTiles = false;
+  static constexpr bool uses(const Fp8Instance& instance) {
+    return !instance.cluster_split && fp8_tail_split_compiled(instance.row_groups);
+  }
+
+  __device__ static const Fp8BlockscaleParams& gemm(const Params& p) { return p.gemm; }
+  template <int kBlockM, int kBlockN>
+  __device__ bool next(const Params& p, int unit, fp8_detail::TileCoords& tile) const {
     int index = unit, kb_begin = 0, kb_count = 0, tail_tile = -1;
-    if (fp8_tail_split_compiled(kBlockM / 64) && p.tail_kblocks > 0 && unit >= p.dp_tiles) {
+    if (p.tail_kblocks > 0 && unit >= p.dp_tiles) {
       const int cta = unit - p.dp_tiles;  // past the whole waves, one unit per CTA
       if (cta >= int(gridDim.x)) return false;
       tail_tile = cta / p.tail_splits;
       kb_begin = (cta - tail_tile * p.tail_splits) * p.tail_kblocks;
-      kb_count = min(p.tail_kblocks, (p.k + fp8_detail::kBlockK - 1) / fp8_detail::kBlockK - kb_begin);
+      kb_count = min(p.tail_kblocks, (p.gemm.k + fp8_detail::kBlockK - 1) / fp8_detail::kBlockK - kb_begin);
       index = p.dp_tiles + tail_tile;
     }
-    if (index >= tiles) return false;
-    const int m_block = index % m_blocks;  // consecutive clusters share a column of B
-    const int n_block = index / m_blocks;
-    const int m0 = m_block * kBlockM;
-    tile = {m0, min(kBlockM, p.m - m0), n_block * kBlockN, n_block, 0, m0, kb_begin, kb_count, tail_tile};
+    if (!DenseSchedule{}.next<kBlockM, kBlockN>(p.gemm, index, tile)) return false;
+    tile.kb_begin = kb_begin;
+    tile.kb_count = kb_count;
+    tile.tail_tile = tail_tile;
     return true;
   }
 };
+template <class Schedule>
+constexpr bool kSplitsLastWave = std::is_same_v<Schedule, LastWaveSplitSchedule>;
 
 // The pre-shuffled B order: [n tile of 128 rows][K block][row][128 bytes in the 128-byte
 // swizzle], rows past N zero. A K-block tile is then one contiguous 16 KB run.
@@ -295,14 +321,15 @@ __device__ __forceinline__ void consume(const typename Schedule::Params& params,
     const WorkUnit w = work_unit(p, tile, kblocks);
     unit_kblocks = w.kb_count;
     const int m0 = w.tile.a_row, n0 = w.tile.n_block * kBlockN;
-    // From the unit's first K block on (its offset need not stay live through the loop);
-    // past N: the last block's (those columns are never stored).
+    // Past N: the last block's (those columns are never stored). Under the last-wave split from
+    // the unit's first K block on (its offset need not stay live through the loop).
+    const int kb_in_rows = kSplitsLastWave<Schedule> ? w.kb_begin : 0;
     const float* b_scales_rows[kSubTiles];
 #pragma unroll
     for (int h = 0; h < kSubTiles; ++h)
       b_scales_rows[h] = p.b_scales +
                          int64_t(w.tile.b_scale_row + min(w.tile.n_block * kSubTiles + h, sub_tiles_in_n - 1)) * kblocks +
-                         w.kb_begin;
+                         kb_in_rows;
 #pragma unroll
     for (int i = 0; i < kAccumulators; ++i) accumulators[i] = 0.0f;
 
@@ -311,9 +338,10 @@ __device__ __forceinline__ void consume(const typename Schedule::Params& params,
     // every phase of its stages' barriers in order (a parity wait cannot tell a phase
     // from the one two ahead).
     for (int i = int((k_group + kKGroups - q_unit % kKGroups) % kKGroups); i < w.kb_count; i += kKGroups) {
+      const int kb = w.kb_begin - kb_in_rows + i;
       float scale_b[kSubTiles];  // one per 128 columns and K block, the same for the whole warp
 #pragma unroll
-      for (int h = 0; h < kSubTiles; ++h) scale_b[h] = __ldg(b_scales_rows[h] + i);
+      for (int h = 0; h < kSubTiles; ++h) scale_b[h] = __ldg(b_scales_rows[h] + kb);
       int stage;
       uint32_t parity;
       ring_position<kStages>(q_unit + i, stage, parity);
@@ -362,27 +390,27 @@ __device__ __forceinline__ void consume(const typename Schedule::Params& params,
       if (k_group > 0) continue;
     }
 
-    // A K range of a tail tile cut between CTAs: unit dp_tiles + c is CTA c's (DenseSchedule),
-    // whose range is c % splits. Worked out from the unit again, so nothing more stays live
-    // through the main loop (the 192-row tile has no register to spare).
-    if constexpr (!kClusterSplit && fp8_tail_split_compiled(kRowGroups)) {
-      if (p.tail_kblocks > 0 && unit >= p.dp_tiles) {
-        const int splits = p.tail_splits;
-        const int range = (unit - p.dp_tiles) % splits;
+    // A K range of a tail tile cut between CTAs: unit dp_tiles + c is CTA c's, whose range is
+    // c % splits. Worked out from the unit again, so nothing more stays live through the main
+    // loop.
+    if constexpr (kSplitsLastWave<Schedule>) {
+      if (params.tail_kblocks > 0 && unit >= params.dp_tiles) {
+        const int splits = params.tail_splits;
+        const int range = (unit - params.dp_tiles) % splits;
         const int first_cta = int(blockIdx.x) - range;
         if (range > 0) {  // a contributor: its sums into its slot, then counted in
-          float* const mine = p.tail_partials + int64_t(blockIdx.x) * Layout::kPartialFloats + partial_index;
+          float* const mine = params.tail_partials + int64_t(blockIdx.x) * Layout::kPartialFloats + partial_index;
 #pragma unroll
           for (int i = 0; i < kAccumulators; ++i) __stcg(mine + i * 128, accumulators[i]);
           tma::sync_named(kEpilogueBarrier, kEpilogueThreads);
           if (threadIdx.x == 0) {
             __threadfence();
-            atomicAdd(p.tail_arrivals + first_cta, 1);
+            atomicAdd(params.tail_arrivals + first_cta, 1);
           }
           continue;
         }
         if (threadIdx.x == 0) {  // the finisher: every contribution in, then the count back to 0 for the next launch
-          int* const arrivals = p.tail_arrivals + blockIdx.x;
+          int* const arrivals = params.tail_arrivals + blockIdx.x;
           while (ptx::load_acquire_gpu(arrivals) < splits - 1) {
           }
           *arrivals = 0;
@@ -390,7 +418,7 @@ __device__ __forceinline__ void consume(const typename Schedule::Params& params,
         tma::sync_named(kEpilogueBarrier, kEpilogueThreads);
         // Added straight from L2 into the accumulators: a staging array would cost the main loop registers.
         for (int cta = first_cta + 1; cta < first_cta + splits; ++cta) {
-          const float* const other = p.tail_partials + int64_t(cta) * Layout::kPartialFloats + partial_index;
+          const float* const other = params.tail_partials + int64_t(cta) * Layout::kPartialFloats + partial_index;
 #pragma unroll
           for (int i = 0; i < kAccumulators; ++i) accumulators[i] += __ldcg(other + i * 128);
         }
@@ -472,6 +500,8 @@ __global__ void __launch_bounds__((kRowGroups * kKGroups + 1) * 128, 1)
   constexpr int kConsumers = kRowGroups * kKGroups;
   static_assert(kStages % kKGroups == 0, "each ring stage must always serve the same K group");
   static_assert(!(kPreshuffledB && Schedule::kPartialTiles), "pre-shuffled B holds one GEMM's weights");
+  static_assert(!kSplitsLastWave<Schedule> || (!kClusterSplit && fp8_tail_split_compiled(kRowGroups)),
+                "the last-wave split runs on unclustered instances with registers to spare");
   const Fp8BlockscaleParams& p = Schedule::gemm(params);
 
   extern __shared__ uint8_t shared_raw[];
