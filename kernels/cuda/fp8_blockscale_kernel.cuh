@@ -26,10 +26,10 @@
 // Split-K over the last wave (dense GEMMs, unclustered instances of their own,
 // LastWaveSplitSchedule: the instances that run without it hold none of its code): after the
 // whole waves of tiles, each remaining tile is cut into `splits` equal K ranges, one per CTA,
-// so the last wave fills the SMs. Consecutive CTAs take the ranges of one tile, so the tiles sharing a
-// column of B read each K block of it at about the same time (runs cut at any K block, as
-// stream-K cuts them, put those reads at different times: measured up to 2x slower, B
-// streamed from HBM once per tile). The CTA of range 0 finishes the tile: the others leave
+// so the last wave fills the SMs. Consecutive CTAs take the ranges of one tile, so the tiles
+// sharing a column of B read each K block of it at about the same time (runs cut at any K
+// block, as stream-K cuts them, put those reads at different times: measured up to 2x slower,
+// B streamed from HBM once per tile). The CTA of range 0 finishes the tile: the others leave
 // their fp32 partial tile in a global slot of their own and count it in; it waits for the
 // count, adds the slots in CTA order (deterministic) and stores. Each CTA has at most one
 // range and all of them are resident at once, so a contributor never waits.
@@ -338,7 +338,7 @@ __device__ __forceinline__ void consume(const typename Schedule::Params& params,
     // every phase of its stages' barriers in order (a parity wait cannot tell a phase
     // from the one two ahead).
     for (int i = int((k_group + kKGroups - q_unit % kKGroups) % kKGroups); i < w.kb_count; i += kKGroups) {
-      const int kb = w.kb_begin - kb_in_rows + i;
+      const int kb = w.kb_begin - kb_in_rows + i;  // from where b_scales_rows start
       float scale_b[kSubTiles];  // one per 128 columns and K block, the same for the whole warp
 #pragma unroll
       for (int h = 0; h < kSubTiles; ++h) scale_b[h] = __ldg(b_scales_rows[h] + kb);
