@@ -53,11 +53,13 @@ struct ShapePoints {
 };
 
 bool same_config(const Fp8BlockscaleConfig& a, const Fp8BlockscaleConfig& b) {
-  return a.row_groups == b.row_groups && a.k_groups == b.k_groups && a.block_n == b.block_n && a.split_k == b.split_k;
+  return a.row_groups == b.row_groups && a.k_groups == b.k_groups && a.block_n == b.block_n && a.split_k == b.split_k &&
+         a.tail_kblocks == b.tail_kblocks && a.dp_tiles == b.dp_tiles;
 }
 
 std::string tile_name(const Fp8BlockscaleConfig& c) {
-  return fmt::format("{}x{}{}", c.block_m(), c.block_n, c.split_k > 1 ? fmt::format(" s{}", c.split_k) : "");
+  return fmt::format("{}x{}{}{}", c.block_m(), c.block_n, c.split_k > 1 ? fmt::format(" s{}", c.split_k) : "",
+                     c.tail_split() ? fmt::format(" tail{}", c.tail_kblocks) : "");
 }
 
 // Profiles named on the command line, or found below a named folder: the kernel's CSVs by the
@@ -146,8 +148,11 @@ double rms_log_error(const std::vector<ShapePoints>& shapes, const GridCostModel
     for (const auto& [m, at] : shape.by_m)
       for (const Measured& measured : at) {
         if (measured.us < min_us) continue;
-        const Fp8BlockscaleConfig config = with_split(measured.config, GemmShape{m, shape.n, shape.k, 1},
-                                                      measured.config.split_k, spec);
+        // A split of the last wave is priced as its name states it (grid, ranges, whole tiles).
+        const Fp8BlockscaleConfig config =
+            measured.config.tail_split()
+                ? measured.config
+                : with_split(measured.config, GemmShape{m, shape.n, shape.k, 1}, measured.config.split_k, spec);
         const double modelled = model.microseconds(GemmShape{m, shape.n, shape.k, 1}, config, config.split_k, spec);
         if (!std::isfinite(modelled)) continue;
         const double e = std::log(measured.us / modelled);
@@ -418,7 +423,8 @@ int main(int argc, char** argv) {
   app.add_option("--iterations", options.iterations, "Nelder-Mead steps per restart");
   CLI11_PARSE(app, argc, argv);
   try {
-    for (const char* forced : {"SHAPESCOPE_FP8_ROW_GROUPS", "SHAPESCOPE_FP8_BLOCK_N", "SHAPESCOPE_FP8_SPLIT_K"})
+    for (const char* forced :
+         {"SHAPESCOPE_FP8_ROW_GROUPS", "SHAPESCOPE_FP8_BLOCK_N", "SHAPESCOPE_FP8_SPLIT_K", "SHAPESCOPE_FP8_TAIL_SPLITS"})
       if (std::getenv(forced))
         throw UserError(std::string(forced) + " is set: the model's own choice is wanted; unset it");
     const Fp8DeviceSpec spec = fp8_reference_spec();

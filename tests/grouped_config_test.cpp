@@ -149,6 +149,7 @@ TEST(Fp8GroupedConfig, OneExpertChoosesLikeTheDenseKernel) {
         EXPECT_NE(grouped.block_m(), dense.block_m());
         continue;
       }
+      if (dense.tail_split()) continue;  // the split of the last wave is the dense schedule's alone
       ++compared;
       EXPECT_EQ(grouped.block_m(), dense.block_m());
       EXPECT_EQ(grouped.block_n, dense.block_n);

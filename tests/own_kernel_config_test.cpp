@@ -91,7 +91,20 @@ TEST(Fp8BlockscaleConfig, GridIsResidentWholeClustersAndSplitsOnlyAnUnfilledGrid
         EXPECT_LE(config.ctas, spec.multiprocessors);
         EXPECT_EQ(config.ctas % config.split_k, 0);
         EXPECT_LE(config.ctas / config.split_k, spec.fitting_clusters(config.split_k)) << "clusters resident at once";
-        EXPECT_LE(config.ctas, tiles * config.split_k);
+        if (config.tail_split()) {  // whole waves over every SM, then one K range per CTA
+          const int64_t kblocks = ceil_div(w.k, 128);
+          const int64_t ranges = config.ctas_per_tile(kblocks);
+          const int64_t ranged = (tiles - config.dp_tiles) * ranges;
+          EXPECT_EQ(config.split_k, 1);
+          EXPECT_EQ(config.dp_tiles % spec.multiprocessors, 0);
+          EXPECT_LT(config.dp_tiles, tiles);
+          EXPECT_GE(ranges, 2);
+          EXPECT_LT((ranges - 1) * config.tail_kblocks, kblocks) << "the last range has work";
+          EXPECT_LE(ranged, spec.multiprocessors) << "every range resident at once";
+          EXPECT_EQ(config.ctas, config.dp_tiles > 0 ? spec.multiprocessors : ranged);
+        } else {
+          EXPECT_LE(config.ctas, tiles * config.split_k);
+        }
         if (tiles >= spec.multiprocessors) {
           EXPECT_EQ(config.split_k, 1) << "every SM already has a tile";
         }
@@ -186,7 +199,7 @@ TEST(Fp8BlockscaleConfig, SplitsAndTilesWhereMeasurementsSaidTheyPay) {
   EXPECT_EQ(config_at(1, 7168, 256).split_k, 1);    // two K blocks: nothing to split
   EXPECT_EQ(config_at(1, 7168, 2048).split_k, 1);   // 56 tiles: split 1 ran 12.1 us, split 2 14.7 us
   EXPECT_EQ(config_at(64, 3072, 1536).split_k, 1);  // 24 tiles of 12 K blocks: 9.4 us against 11.5 us
-  EXPECT_GE(config_at(1, 512, 7168).split_k, 2);    // 4 tiles: 20.0 us, split 4 15.1 us
+  EXPECT_GE(config_at(1, 512, 7168).ctas_per_tile(56), 2);  // 4 tiles: 20.0 us, split 4 15.1 us
   EXPECT_EQ(config_at(1, 512, 7168).block_m(), 64);
   // 128 x 256 tiles on wide prefill GEMMs: N=36864, K=7168, M=4096 ran 1847 us against 2229 us (128 x 128).
   EXPECT_EQ(config_at(4096, 36864, 7168).block_n, 256);
@@ -227,6 +240,36 @@ TEST(Fp8BlockscaleConfig, LargerMNeverSwitchesToAConfigurationModelledSlower) {
   }
 }
 
+// Where the tiles leave the last wave short, the choice keeps the SMs busy: a modelled time
+// within the tie band of every split of that wave along K, and such a split chosen somewhere
+// on each of these small-N deep-K and wide deep-K shapes.
+TEST(Fp8BlockscaleConfig, ShortLastWavesSplitAlongKWhereTheModelPricesItLower) {
+  const GridCostModel model;
+  for (const WeightCase& w : std::vector<WeightCase>{{1280, 8192}, {2560, 8192}, {7168, 12288}, {1792, 12288}}) {
+    int tail_splits = 0;
+    for (int64_t m = 16; m <= 4096; m += 16) {
+      const GemmShape shape{m, w.n, w.k, 1};
+      const Fp8BlockscaleConfig chosen = choose_fp8_blockscale_config(shape, kH100);
+      SCOPED_TRACE(trace(kH100, shape, chosen));
+      const GridCostModel::Work work = GridCostModel::dense_work(shape, chosen);
+      const int64_t waves = work.tiles / kH100.multiprocessors;
+      for (int64_t splits = 2; splits <= work.kblocks; ++splits) {
+        if (const auto split = with_tail_split_over(chosen, work.kblocks, work.tiles, waves, splits, kH100)) {
+          EXPECT_LE(model.microseconds(shape, chosen, chosen.split_k, kH100),
+                    model.microseconds(work, *split, 1, kH100) / (1.0 - kFp8SplitTieBand))
+              << describe(*split);
+        }
+      }
+      if (chosen.tail_split()) ++tail_splits;
+    }
+    EXPECT_GT(tail_splits, 0) << "N=" << w.n << " K=" << w.k;
+  }
+  // The 192-row tile has no register to spare for it: never split (its instance does not run it).
+  const Fp8BlockscaleConfig tall{3, 1, 128};
+  EXPECT_FALSE(with_tail_split_over(tall, 64, 150, 1, 2, kH100).has_value());
+  EXPECT_TRUE(with_tail_split_over(Fp8BlockscaleConfig{2, 1, 128}, 64, 150, 1, 2, kH100).has_value());
+}
+
 // Profiles name the configuration in kernel_name; bench/cost_model_fit reads it back.
 TEST(Fp8BlockscaleConfig, ConfigurationNamesReadBack) {
   for (const Fp8Instance& instance : kFp8Instances) {
@@ -241,6 +284,13 @@ TEST(Fp8BlockscaleConfig, ConfigurationNamesReadBack) {
       EXPECT_EQ(read->split_k, config.split_k);
     }
   }
+  const Fp8BlockscaleConfig tail =
+      with_tail_split_over(kFp8Instances[0].with_split_k(1), 64, 150, 1, 3, kH100).value();
+  const std::optional<Fp8BlockscaleConfig> read = parse_fp8_config_name("fp8_blockscale/" + describe(tail));
+  ASSERT_TRUE(read.has_value()) << describe(tail);
+  EXPECT_EQ(describe(*read), describe(tail));
+  EXPECT_EQ(read->tail_kblocks, 22);
+  EXPECT_EQ(read->dp_tiles, 132);
   EXPECT_FALSE(parse_fp8_config_name("cublasLt algo=66 tile=128x128").has_value());
   EXPECT_FALSE(parse_fp8_config_name("ws_m96n128k128_kgroups1_s4_splitk1_grid132").has_value());  // not 64-row groups
   EXPECT_FALSE(parse_fp8_config_name("ws_m128n128k64_kgroups1_s4_splitk1_grid132").has_value());  // another K block

@@ -57,11 +57,20 @@ Fp8DeviceSpec query_device_spec(int ordinal) {
   return spec;
 }
 
-void launch_fp8_blockscale(const Fp8BlockscaleParams& params, const Fp8BlockscaleConfig& config,
-                           const Fp8DeviceSpec& spec, WeightOrder order, bool programmatic, cudaStream_t stream) {
+template <class Schedule>
+void launch_fp8_schedule(const typename Schedule::Params& params, const Fp8BlockscaleConfig& config,
+                         const Fp8DeviceSpec& spec, WeightOrder order, bool programmatic, cudaStream_t stream) {
   order == WeightOrder::preshuffled
-      ? launch_fp8_instance_for<true, DenseSchedule>(params, config, spec, programmatic, stream)
-      : launch_fp8_instance_for<false, DenseSchedule>(params, config, spec, programmatic, stream);
+      ? launch_fp8_instance_for<true, Schedule>(params, config, spec, programmatic, stream)
+      : launch_fp8_instance_for<false, Schedule>(params, config, spec, programmatic, stream);
+}
+
+// The split of the last wave runs in instances of its own, so those without it are unchanged by it.
+void launch_fp8_blockscale(const Fp8LastWaveSplitParams& params, const Fp8BlockscaleConfig& config,
+                           const Fp8DeviceSpec& spec, WeightOrder order, bool programmatic, cudaStream_t stream) {
+  config.tail_split()
+      ? launch_fp8_schedule<LastWaveSplitSchedule>(params, config, spec, order, programmatic, stream)
+      : launch_fp8_schedule<DenseSchedule>(params.gemm, config, spec, order, programmatic, stream);
 }
 
 // The tensor maps B is copied through: one per tile width (a pre-shuffled copy moves
@@ -84,11 +93,12 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
         spec_(fp8_device_spec(device.ordinal())),
         config_(choose_fp8_blockscale_config(problem.shape, spec_)) {
     const GemmShape& s = problem.shape;
+    Fp8BlockscaleParams& gemm = params_.gemm;
     const int64_t kblocks = synthetic::blocks(s.k);
     // A and its scales are allocated in whole tiles of rows (zeros past M), so no copy
     // reaches past the tensor: boxes crossing its edge measured up to 1.5x slower.
-    params_.a_box_rows = int(std::min<int64_t>(config_.block_m(), (s.m + 7) / 8 * 8));
-    const int64_t rows_tiled = (s.m + params_.a_box_rows - 1) / params_.a_box_rows * params_.a_box_rows;
+    gemm.a_box_rows = int(std::min<int64_t>(config_.block_m(), (s.m + 7) / 8 * 8));
+    const int64_t rows_tiled = (s.m + gemm.a_box_rows - 1) / gemm.a_box_rows * gemm.a_box_rows;
     a_ = DeviceBuffer<uint8_t>(std::size_t(rows_tiled * s.k));
     a_scales_ = DeviceBuffer<float>(std::size_t(rows_tiled * kblocks));  // M-major: [K block][row]
     c_ = DeviceBuffer<uint16_t>(std::size_t(s.m * s.n));
@@ -99,16 +109,26 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
     fill_a_scales(a_scales_.data(), problem.seed_a, 1, s.m, s.k, ScaleStrides{rows_tiled * kblocks, 1, rows_tiled},
                   stream);
     set_output(c_.data(), s.m * s.n, OutputStrides{s.m * s.n, s.n, 1});
-    params_.a_map = swizzled_tile_map(a_.data(), 1, rows_tiled, s.k, params_.a_box_rows);
-    params_.a_scale_map = scale_column_map(a_scales_.data(), rows_tiled, kblocks, params_.a_box_rows);
-    params_.b_map = b_maps.for_config(config_);
-    params_.c_map = swizzled_tile_map(c_.data(), 2, s.m, s.n, config_.block_m());
-    params_.b_scales = b_scales;
-    params_.m = int(s.m);
-    params_.n = int(s.n);
-    params_.k = int(s.k);
-    params_.split_k = config_.split_k;
-    params_.kblocks_per_split = config_.kblocks_per_split;
+    gemm.a_map = swizzled_tile_map(a_.data(), 1, rows_tiled, s.k, gemm.a_box_rows);
+    gemm.a_scale_map = scale_column_map(a_scales_.data(), rows_tiled, kblocks, gemm.a_box_rows);
+    gemm.b_map = b_maps.for_config(config_);
+    gemm.c_map = swizzled_tile_map(c_.data(), 2, s.m, s.n, config_.block_m());
+    gemm.b_scales = b_scales;
+    gemm.m = int(s.m);
+    gemm.n = int(s.n);
+    gemm.k = int(s.k);
+    gemm.split_k = config_.split_k;
+    gemm.kblocks_per_split = config_.kblocks_per_split;
+    if (config_.tail_split()) {  // one partial tile per CTA, one arrival count per CTA (kept at 0 between launches)
+      tail_partials_ = DeviceBuffer<float>(std::size_t(config_.ctas) * std::size_t(fp8_partial_tile_floats(config_)));
+      tail_arrivals_ = DeviceBuffer<int>(std::size_t(config_.ctas));
+      CUDA_CHECK(cudaMemsetAsync(tail_arrivals_.data(), 0, tail_arrivals_.bytes(), stream));
+      params_.dp_tiles = config_.dp_tiles;
+      params_.tail_kblocks = config_.tail_kblocks;
+      params_.tail_splits = config_.ctas_per_tile(kblocks);
+      params_.tail_partials = tail_partials_.data();
+      params_.tail_arrivals = tail_arrivals_.data();
+    }
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
@@ -127,7 +147,9 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
   DeviceBuffer<uint8_t> a_;
   DeviceBuffer<float> a_scales_;
   DeviceBuffer<uint16_t> c_;
-  Fp8BlockscaleParams params_;
+  DeviceBuffer<float> tail_partials_;
+  DeviceBuffer<int> tail_arrivals_;
+  Fp8LastWaveSplitParams params_;  // the dense GEMM's (gemm) and, when it runs, the last-wave split's
 };
 
 class Fp8BlockscaleSession final : public GemmSession {
@@ -158,7 +180,10 @@ class Fp8BlockscaleSession final : public GemmSession {
 
   std::size_t activation_bytes(int64_t m) const override {
     const int64_t rows_tiled = m + fp8_tallest_tile_rows() - 1;  // whole tiles: less than one tile of padding
-    return std::size_t(rows_tiled * (shape_.k + synthetic::blocks(shape_.k) * 4) + m * shape_.n * 2);
+    // Under split-K over the last wave, a partial tile and a count per CTA.
+    const int64_t tail_bytes =
+        int64_t(fp8_device_spec(device_.ordinal()).multiprocessors) * (fp8_largest_partial_tile_floats() * 4 + 4);
+    return std::size_t(rows_tiled * (shape_.k + synthetic::blocks(shape_.k) * 4) + m * shape_.n * 2 + tail_bytes);
   }
 
   std::unique_ptr<PreparedGemm> prepare(int64_t m, uint64_t seed) override {
@@ -229,8 +254,10 @@ KernelEntry fp8_blockscale_entry() {
   entry.config_for = [](const GemmShape& shape) {
     const Fp8BlockscaleConfig config =
         choose_fp8_blockscale_config(shape, current_device_spec().value_or(fp8_reference_spec()));
-    // Split-K runs as a cluster of split_k CTAs along K that reduce one tile on chip.
-    return KernelConfig{config.block_m(), config.block_n, 1, 1, config.split_k, config.split_k};
+    // Split-K runs as a cluster of split_k CTAs along K that reduce one tile on chip; over the
+    // last wave as K ranges of CTAs outside any cluster, reduced through global memory.
+    const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
+    return KernelConfig{config.block_m(), config.block_n, 1, 1, config.split_k, config.ctas_per_tile(kblocks)};
   };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) {
     return open_fp8_blockscale_session(device, shape, seed, WeightOrder::row_major);

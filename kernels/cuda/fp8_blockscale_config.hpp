@@ -6,8 +6,11 @@
 // blocks, as deep a shared-memory ring as fits. Small M (decode) is weight-streaming:
 // 64-row units, two math warpgroups on alternate K blocks, and split-K across the CTAs
 // of a cluster where too few tiles would leave SMs idle. Larger M picks the tile shape
-// and split a small cost model of the grid prefers. Everything device-dependent comes
-// from an Fp8DeviceSpec (fp8_blockscale_device_spec.hpp).
+// and split a small cost model of the grid prefers. Where the tiles leave the last wave
+// short of the SMs, the model may prefer splitting that wave's tiles along K across CTAs
+// outside any cluster (fp8_blockscale_kernel.cuh): the whole waves run as tiles, the rest
+// as equal K ranges reduced through global memory. Everything device-dependent comes from
+// an Fp8DeviceSpec (fp8_blockscale_device_spec.hpp).
 #pragma once
 
 #include <algorithm>
@@ -61,9 +64,18 @@ struct Fp8BlockscaleConfig {
   int split_k = 1;            // CTAs of a cluster sharing one output tile along K
   int kblocks_per_split = 1;  // 128-wide K blocks each of those CTAs reduces
   int ctas = 1;               // persistent grid: at most one CTA per SM, whole clusters
+  // Split-K over the last wave (unclustered only; tail_kblocks 0: off): tiles [0, dp_tiles)
+  // run whole, the others in K ranges of tail_kblocks, one per CTA.
+  int dp_tiles = 0;
+  int tail_kblocks = 0;
 
   int block_m() const { return row_groups * 64; }
   bool cluster_split() const { return split_k > 1; }
+  bool tail_split() const { return tail_kblocks > 0; }
+  // The CTAs that reduce one output tile along K: the cluster, or the K ranges of a tail tile.
+  int ctas_per_tile(int64_t kblocks) const {
+    return tail_split() ? int((kblocks + tail_kblocks - 1) / tail_kblocks) : split_k;
+  }
   int stages() const { return fp8_stages(row_groups, k_groups, block_n, cluster_split()); }
   int threads() const { return (row_groups * k_groups + 1) * 128; }  // + the copy warpgroup
   int shared_bytes() const {
@@ -120,6 +132,21 @@ constexpr int fp8_tallest_tile_rows() {
   int rows = 0;
   for (const Fp8Instance& instance : kFp8Instances) rows = std::max(rows, instance.row_groups * 64);
   return rows;
+}
+
+// Which tiles run the split of the last wave along K: not the 192-row tile, whose three math
+// warpgroups have no register to spare for it (its main loop spilled).
+constexpr bool fp8_tail_split_compiled(int row_groups) { return row_groups < 3; }
+
+// The f32 partial tile a CTA of `config` hands on (split-K over the last wave), and the largest of any instance.
+inline int64_t fp8_partial_tile_floats(const Fp8BlockscaleConfig& config) {
+  return int64_t(config.block_m()) * config.block_n;
+}
+constexpr int64_t fp8_largest_partial_tile_floats() {
+  int64_t floats = 0;
+  for (const Fp8Instance& instance : kFp8Instances)
+    floats = std::max<int64_t>(floats, int64_t(instance.row_groups) * 64 * instance.block_n);
+  return floats;
 }
 
 // The index of the instance that runs `config` in kFp8Instances, or -1 when none does.
@@ -203,27 +230,15 @@ struct GridCostModel {
 
   double microseconds(const Work& work, const Fp8BlockscaleConfig& config, int64_t split,
                       const Fp8DeviceSpec& spec) const {
+    if (config.tail_split()) return tail_split_microseconds(work, config, spec);
     const int64_t per_split = (work.kblocks + split - 1) / split;
     const int64_t used_splits = (work.kblocks + per_split - 1) / per_split;
     const int64_t fitting = spec.fitting_clusters(used_splits);
     if (fitting < 1 || work.tiles < 1) return INFINITY;  // this split does not run on the device
     const int64_t clusters = std::min(work.tiles, fitting);
     const int64_t rounds = (work.tiles + clusters - 1) / clusters;
-    const double stage_bytes = (work.a_rows + config.block_n) * kFp8BlockK;
-    const double sub_tiles = double(config.block_n / 128);
-    const double intake =
-        intake_bytes_per_us(config) * (2 * work.a_bytes > double(spec.l2_bytes) ? intake_with_a_beyond_l2 : 1.0);
-    const double kblock_us = std::max(
-        {tensor_us * config.row_groups * sub_tiles, chain_us * sub_tiles / config.k_groups, stage_bytes / intake});
-    const double unit_end_us = unit_us + double(config.block_m() * config.block_n * 2) / store_bytes_per_us;
-    const double unit_us_total = double(per_split) * kblock_us + unit_end_us;
-    // A round of `active` clusters: tiles sharing a B column run together, so it touches this much of B.
-    const auto round_us = [&](int64_t active) {
-      const double b_touched =
-          std::min(work.b_bytes, std::ceil(double(active) / work.tiles_per_b_column) * work.b_column_bytes);
-      const double bytes = b_touched + work.a_and_c_bytes * double(active) / double(work.tiles);
-      return std::max(unit_us_total, bytes / hbm_bytes_per_us);
-    };
+    const double unit_us_total = double(per_split) * kblock_us(work, config, spec) + unit_end_us(config);
+    const auto round_us = [&](int64_t active) { return std::max(unit_us_total, hbm_us(work, active)); };
     const int64_t last_round = work.tiles % clusters;
     double total = double(work.tiles / clusters) * round_us(clusters) + (last_round ? round_us(last_round) : 0.0) +
                    startup_us;
@@ -231,14 +246,53 @@ struct GridCostModel {
       total += split_fixed_us + double(rounds * (used_splits - 1) * config.row_groups) * partial_tile_us;
     return total;
   }
+
+  // One K block of a unit: the longest of its tensor-core time, one warpgroup's serial chain
+  // (shared by the K groups) and moving its stage into the SM.
+  double kblock_us(const Work& work, const Fp8BlockscaleConfig& config, const Fp8DeviceSpec& spec) const {
+    const double stage_bytes = (work.a_rows + config.block_n) * kFp8BlockK;
+    const double sub_tiles = double(config.block_n / 128);
+    const double intake =
+        intake_bytes_per_us(config) * (2 * work.a_bytes > double(spec.l2_bytes) ? intake_with_a_beyond_l2 : 1.0);
+    return std::max(
+        {tensor_us * config.row_groups * sub_tiles, chain_us * sub_tiles / config.k_groups, stage_bytes / intake});
+  }
+  double unit_end_us(const Fp8BlockscaleConfig& config) const {
+    return unit_us + double(config.block_m() * config.block_n * 2) / store_bytes_per_us;
+  }
+  // The HBM floor of `active` tiles running together: tiles sharing a B column run
+  // together, so they touch this much of B, and their share of A and C.
+  double hbm_us(const Work& work, int64_t active) const {
+    const double b_touched =
+        std::min(work.b_bytes, std::ceil(double(active) / work.tiles_per_b_column) * work.b_column_bytes);
+    return (b_touched + work.a_and_c_bytes * double(active) / double(work.tiles)) / hbm_bytes_per_us;
+  }
+
+  // Split-K over the last wave: the whole waves, then one K range per CTA, its partial tile
+  // out and the finisher pulling in the others' partial tiles. Not fitted: the partial tiles
+  // (through L2) and the count handshake are priced as the cluster's split prices them.
+  double tail_split_microseconds(const Work& work, const Fp8BlockscaleConfig& config,
+                                 const Fp8DeviceSpec& spec) const {
+    const int64_t ctas = config.ctas;
+    if (ctas < 1 || work.tiles < 1 || config.dp_tiles % ctas != 0) return INFINITY;
+    const double kblock = kblock_us(work, config, spec);
+    const double whole_wave_us =
+        std::max(double(work.kblocks) * kblock + unit_end_us(config), hbm_us(work, std::min(ctas, work.tiles)));
+    const int64_t tail_tiles = work.tiles - config.dp_tiles;
+    const double partial_us = partial_tile_us * config.row_groups * double(config.block_n / 128);
+    const double range_us = double(config.tail_kblocks) * kblock + unit_end_us(config) +
+                            double(config.ctas_per_tile(work.kblocks)) * partial_us + split_fixed_us;
+    return double(config.dp_tiles / ctas) * whole_wave_us + std::max(range_us, hbm_us(work, tail_tiles)) +
+           startup_us;
+  }
 };
 
 // Within this fraction of the cheapest configuration, the one with the fewest splits wins
 // (the cluster's cost is the least certain term of the model); otherwise the cheapest.
 constexpr double kFp8SplitTieBand = 0.03;
 
-// SHAPESCOPE_FP8_SPLIT_K, SHAPESCOPE_FP8_ROW_GROUPS and SHAPESCOPE_FP8_BLOCK_N force one
-// choice (when an instance exists for it): the knobs used to calibrate the cost model on
+// SHAPESCOPE_FP8_SPLIT_K, SHAPESCOPE_FP8_ROW_GROUPS, SHAPESCOPE_FP8_BLOCK_N and
+// SHAPESCOPE_FP8_TAIL_SPLITS force one choice (when an instance exists for it): the knobs used to calibrate the cost model on
 // a device; unset in normal runs.
 inline int forced_fp8_setting(const char* name) {
   const char* value = std::getenv(name);
@@ -252,6 +306,30 @@ inline Fp8BlockscaleConfig with_split_over(Fp8BlockscaleConfig config, int64_t k
   config.kblocks_per_split = int((kblocks + split - 1) / split);
   config.split_k = int((kblocks + config.kblocks_per_split - 1) / config.kblocks_per_split);  // no empty split
   config.ctas = int(std::min<int64_t>(tiles, spec.fitting_clusters(config.split_k)) * config.split_k);
+  config.dp_tiles = 0;
+  config.tail_kblocks = 0;
+  return config;
+}
+
+// Split-K over the last wave for an unclustered tile: `waves` whole waves of tiles over
+// every SM, then each remaining tile in `splits` K ranges (as many as equal ranges of whole
+// K blocks give), one per CTA. nullopt where no tile remains, a range would hold all of K,
+// or the ranges do not fit on the SMs at once.
+inline std::optional<Fp8BlockscaleConfig> with_tail_split_over(Fp8BlockscaleConfig config, int64_t kblocks,
+                                                               int64_t tiles, int64_t waves, int64_t splits,
+                                                               const Fp8DeviceSpec& spec) {
+  const int64_t sms = spec.fitting_clusters(1);
+  const int64_t tail_tiles = tiles - waves * sms;
+  if (config.cluster_split() || !fp8_tail_split_compiled(config.row_groups) || sms < 1 || waves < 0 ||
+      tail_tiles < 1 || splits < 2)
+    return std::nullopt;
+  const int64_t range = (kblocks + splits - 1) / splits;
+  const int64_t ranges = (kblocks + range - 1) / range;
+  if (ranges < 2 || tail_tiles * ranges > sms) return std::nullopt;
+  config.kblocks_per_split = int(kblocks);
+  config.dp_tiles = int(waves * sms);
+  config.tail_kblocks = int(range);
+  config.ctas = int(waves > 0 ? sms : tail_tiles * ranges);
   return config;
 }
 
@@ -259,6 +337,13 @@ inline Fp8BlockscaleConfig with_split(Fp8BlockscaleConfig config, const GemmShap
                                       const Fp8DeviceSpec& spec) {
   const GridCostModel::Work work = GridCostModel::dense_work(shape, config);
   return with_split_over(config, work.kblocks, work.tiles, split, spec);
+}
+
+// How many CTAs reduce one tile, for the tie band: none, a cluster of split_k, or the last
+// wave's K ranges (ranked after every cluster: the measured on-chip reduction is preferred
+// to the modelled one through global memory).
+inline int fp8_reduction_rank(const Fp8BlockscaleConfig& config) {
+  return config.tail_split() ? kFp8MaxSplit + 1 : config.split_k;
 }
 
 // The choice among candidates: the cheapest, unless one with fewer splits lies within
@@ -275,8 +360,8 @@ inline const Fp8CostedConfig& cheapest_fp8_config(const std::vector<Fp8CostedCon
   bool found = false;
   for (const Fp8CostedConfig& c : costed) {
     if (c.us > cheapest / (1.0 - kFp8SplitTieBand)) continue;
-    if (!found || c.config.split_k < best->config.split_k ||
-        (c.config.split_k == best->config.split_k && c.us < best->us))
+    const int rank = fp8_reduction_rank(c.config), best_rank = fp8_reduction_rank(best->config);
+    if (!found || rank < best_rank || (rank == best_rank && c.us < best->us))
       best = &c;
     found = true;
   }
@@ -291,6 +376,9 @@ inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, 
   const int forced_rows = forced_fp8_setting("SHAPESCOPE_FP8_ROW_GROUPS");
   const int forced_n = forced_fp8_setting("SHAPESCOPE_FP8_BLOCK_N");
   const int forced_split = forced_fp8_setting("SHAPESCOPE_FP8_SPLIT_K");
+  // SHAPESCOPE_FP8_TAIL_SPLITS: 1 runs no split over the last wave, 2.. forces one.
+  const int forced_tail_splits = forced_fp8_setting("SHAPESCOPE_FP8_TAIL_SPLITS");
+  const bool tail_forced = forced_tail_splits > 1;
   const bool forced_tile = forced_rows > 0 || forced_n > 0;
   const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
   std::vector<Fp8CostedConfig> costed;
@@ -302,15 +390,39 @@ inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, 
     const Fp8BlockscaleConfig tile{instance.row_groups, instance.k_groups, instance.block_n};
     const int64_t first_split = instance.cluster_split ? 2 : 1;
     const int64_t last_split = instance.cluster_split ? std::min<int64_t>(kblocks, kFp8MaxSplit) : 1;
-    for (int64_t split = first_split; split <= last_split; ++split) {
+    for (int64_t split = first_split; split <= last_split && !tail_forced; ++split) {
       if (forced_split > 0 && split != std::min<int64_t>(forced_split, kblocks)) continue;
       const Fp8BlockscaleConfig candidate = with_split(tile, shape, split, spec);
       if (candidate.split_k != split) continue;  // each split once
       if (candidate.ctas < 1 || !fp8_fits_device(candidate, spec)) continue;
       costed.push_back({candidate, model.microseconds(shape, candidate, candidate.split_k, spec)});
     }
+    if (instance.cluster_split || forced_split > 0 || forced_tail_splits == 1 || !fp8_fits_device(tile, spec)) continue;
+    // Split-K over the last partial wave, or over the last whole one and the partial one,
+    // in every number of K ranges that fits on the SMs (the model weighs the partial tiles
+    // each range costs). Forced: the last partial wave in the forced number of ranges, or
+    // the most that fit.
+    const GridCostModel::Work work = GridCostModel::dense_work(shape, tile);
+    const int64_t sms = spec.fitting_clusters(1);
+    const int64_t full_waves = sms > 0 ? work.tiles / sms : 0;
+    for (int64_t waves = full_waves; waves >= std::max<int64_t>(full_waves - 1, 0); --waves) {
+      const int64_t tail_tiles = work.tiles - waves * sms;
+      if (tail_tiles < 1 || (tail_forced && waves != (work.tiles % sms != 0 ? full_waves : full_waves - 1))) continue;
+      const int64_t most = std::min(kblocks, sms / tail_tiles);
+      for (int64_t splits = tail_forced ? std::min<int64_t>(forced_tail_splits, most) : 2; splits <= most; ++splits) {
+        const std::optional<Fp8BlockscaleConfig> candidate =
+            with_tail_split_over(tile, kblocks, work.tiles, waves, splits, spec);
+        if (!candidate) continue;
+        const bool seen = std::any_of(costed.begin(), costed.end(), [&](const Fp8CostedConfig& c) {
+          return c.config.tail_kblocks == candidate->tail_kblocks && c.config.dp_tiles == candidate->dp_tiles &&
+                 fp8_instance_index(c.config) == fp8_instance_index(*candidate);
+        });
+        if (!seen) costed.push_back({*candidate, model.microseconds(work, *candidate, 1, spec)});
+        if (tail_forced) break;
+      }
+    }
   }
-  if (costed.empty() && (forced_tile || forced_split > 0))
+  if (costed.empty() && (forced_tile || forced_split > 0 || tail_forced))
     throw UserError("fp8_blockscale: no compiled instance for the forced SHAPESCOPE_FP8_* settings at M=" +
                     std::to_string(shape.m) + " on " + spec.name + "; unset them or force a tile from kFp8Instances");
   if (costed.empty())
@@ -327,12 +439,15 @@ inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, 
 inline std::string describe(const Fp8BlockscaleConfig& config) {
   return "ws_m" + std::to_string(config.block_m()) + "n" + std::to_string(config.block_n) + "k128_kgroups" +
          std::to_string(config.k_groups) + "_s" + std::to_string(config.stages()) + "_splitk" +
-         std::to_string(config.split_k) + "_grid" + std::to_string(config.ctas);
+         std::to_string(config.split_k) + "_grid" + std::to_string(config.ctas) +
+         (config.tail_split() ? "_tailk" + std::to_string(config.tail_kblocks) + "_dp" + std::to_string(config.dp_tiles)
+                              : "");
 }
 
 // The configuration a name written by describe() holds, found anywhere in `text` (a profile's
-// kernel_name, "fp8_blockscale/ws_m64n128k128_kgroups2_s6_splitk1_grid132+pdl"); nullopt when
-// it holds none. kblocks_per_split is not in the name and stays 1.
+// kernel_name, "fp8_blockscale/ws_m64n128k128_kgroups2_s6_splitk1_grid132+pdl", or with
+// "_tailk8_dp0" after the grid); nullopt when it holds none. kblocks_per_split is not in
+// the name and stays 1.
 inline std::optional<Fp8BlockscaleConfig> parse_fp8_config_name(const std::string& text) {
   const std::size_t at = text.find("ws_m");
   if (at == std::string::npos) return std::nullopt;
@@ -343,6 +458,10 @@ inline std::optional<Fp8BlockscaleConfig> parse_fp8_config_name(const std::strin
       block_m % 64 != 0 || block_m < 64 || block_k != kFp8BlockK)
     return std::nullopt;
   config.row_groups = block_m / 64;
+  const std::size_t tail = text.find("_tailk", at);
+  if (tail != std::string::npos &&
+      std::sscanf(text.c_str() + tail, "_tailk%d_dp%d", &config.tail_kblocks, &config.dp_tiles) != 2)
+    return std::nullopt;
   return config;
 }
 

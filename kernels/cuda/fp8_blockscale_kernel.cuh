@@ -23,13 +23,25 @@
 // memory, no atomics), paced by two barriers per rank ("partials ready", "partials
 // free").
 //
+// Split-K over the last wave (dense GEMMs, unclustered instances of their own,
+// LastWaveSplitSchedule: the instances that run without it hold none of its code): after the
+// whole waves of tiles, each remaining tile is cut into `splits` equal K ranges, one per CTA,
+// so the last wave fills the SMs. Consecutive CTAs take the ranges of one tile, so the tiles
+// sharing a column of B read each K block of it at about the same time (runs cut at any K
+// block, as stream-K cuts them, put those reads at different times: measured up to 2x slower,
+// B streamed from HBM once per tile). The CTA of range 0 finishes the tile: the others leave
+// their fp32 partial tile in a global slot of their own and count it in; it waits for the
+// count, adds the slots in CTA order (deterministic) and stores. Each CTA has at most one
+// range and all of them are resident at once, so a contributor never waits.
+//
 // End of a unit: the K groups sum through shared memory; group 0 stages the bf16
 // tile in shared memory and one thread hands it to the copy engine (a bulk tensor
 // store), so the next unit's math starts while the tile is written out.
 //
 // Which tiles exist and where their rows live is the Schedule's (a template parameter;
 // every thread holds its own, as it walks its units in increasing order): DenseSchedule
-// (here) walks the M x N tiles of one GEMM; GroupedSchedule
+// (here) walks the M x N tiles of one GEMM, LastWaveSplitSchedule (here) the same tiles with
+// the last wave split along K; GroupedSchedule
 // (fp8_blockscale_grouped_schedule.cuh) walks the tiles of every group of a grouped GEMM
 // and writes the rows of a group's last, partial tile itself, so no tile spills into
 // the next group. The body is the same for both.
@@ -39,7 +51,9 @@
 #include <cuda_bf16.h>
 
 #include <cstdint>
+#include <type_traits>
 
+#include "kernels/cuda/fp8_blockscale_config.hpp"
 #include "kernels/cuda/hopper_ptx.cuh"
 #include "kernels/cuda/hopper_tma.cuh"
 
@@ -58,6 +72,18 @@ struct Fp8BlockscaleParams {
   // (decode moves no zero rows; the stale rows past it only feed output rows past M,
   // which are never stored).
   int a_box_rows = 0;
+};
+
+// One dense GEMM with split-K over the last wave (LastWaveSplitSchedule). Tiles [0, dp_tiles)
+// run whole, a whole number of waves; each tile after them in tail_splits ranges of
+// tail_kblocks K blocks, CTA c taking range c % tail_splits of tail tile c / tail_splits.
+struct Fp8LastWaveSplitParams {
+  Fp8BlockscaleParams gemm;
+  int dp_tiles = 0;
+  int tail_kblocks = 0;
+  int tail_splits = 0;
+  float* tail_partials = nullptr;  // [CTA][one partial tile]: a contributing CTA's sums
+  int* tail_arrivals = nullptr;    // [finishing CTA]: contributions counted in (reset to 0 by it)
 };
 
 namespace fp8_detail {
@@ -96,6 +122,9 @@ struct TileCoords {
   int n_block;        // the tile's column block within N
   int b_scale_row;    // the weight-scale row of column block 0 of the tile's B (a group's first)
   int a_scale_row;    // first row of the tile in A's scales (a TMA box of them starts on 16 bytes)
+  // A K range of a tile past the whole waves: its K blocks and the tile's index among those
+  // tiles (-1: a whole tile, its K blocks split by the cluster rank).
+  int kb_begin = 0, kb_count = 0, tail_tile = -1;
 };
 
 // A work unit of the persistent grid: an output tile, and the K blocks of it this CTA
@@ -107,9 +136,14 @@ struct WorkUnit {
 };
 
 __device__ __forceinline__ WorkUnit work_unit(const Fp8BlockscaleParams& p, const TileCoords& tile, int kblocks) {
-  const int split = int(blockIdx.x) % p.split_k;  // the rank in the cluster
   WorkUnit w;
   w.tile = tile;
+  if (tile.tail_tile >= 0) {
+    w.kb_begin = tile.kb_begin;
+    w.kb_count = tile.kb_count;
+    return w;
+  }
+  const int split = int(blockIdx.x) % p.split_k;  // the rank in the cluster
   w.kb_begin = split * p.kblocks_per_split;
   w.kb_count = min(p.kblocks_per_split, kblocks - w.kb_begin);
   return w;
@@ -146,6 +180,37 @@ struct DenseSchedule {
     return true;
   }
 };
+
+// DenseSchedule's tiles with split-K over the last wave. CTA c's units: tiles c, c + grid, ...
+// below dp_tiles, then its K range of a tail tile (unit dp_tiles + c).
+struct LastWaveSplitSchedule {
+  using Params = Fp8LastWaveSplitParams;
+  static constexpr bool kPartialTiles = false;
+  static constexpr bool uses(const Fp8Instance& instance) {
+    return !instance.cluster_split && fp8_tail_split_compiled(instance.row_groups);
+  }
+
+  __device__ static const Fp8BlockscaleParams& gemm(const Params& p) { return p.gemm; }
+  template <int kBlockM, int kBlockN>
+  __device__ bool next(const Params& p, int unit, fp8_detail::TileCoords& tile) const {
+    int index = unit, kb_begin = 0, kb_count = 0, tail_tile = -1;
+    if (p.tail_kblocks > 0 && unit >= p.dp_tiles) {
+      const int cta = unit - p.dp_tiles;  // past the whole waves, one unit per CTA
+      if (cta >= int(gridDim.x)) return false;
+      tail_tile = cta / p.tail_splits;
+      kb_begin = (cta - tail_tile * p.tail_splits) * p.tail_kblocks;
+      kb_count = min(p.tail_kblocks, (p.gemm.k + fp8_detail::kBlockK - 1) / fp8_detail::kBlockK - kb_begin);
+      index = p.dp_tiles + tail_tile;
+    }
+    if (!DenseSchedule{}.next<kBlockM, kBlockN>(p.gemm, index, tile)) return false;
+    tile.kb_begin = kb_begin;
+    tile.kb_count = kb_count;
+    tile.tail_tile = tail_tile;
+    return true;
+  }
+};
+template <class Schedule>
+constexpr bool kSplitsLastWave = std::is_same_v<Schedule, LastWaveSplitSchedule>;
 
 // The pre-shuffled B order: [n tile of 128 rows][K block][row][128 bytes in the 128-byte
 // swizzle], rows past N zero. A K-block tile is then one contiguous 16 KB run.
@@ -256,11 +321,15 @@ __device__ __forceinline__ void consume(const typename Schedule::Params& params,
     const WorkUnit w = work_unit(p, tile, kblocks);
     unit_kblocks = w.kb_count;
     const int m0 = w.tile.a_row, n0 = w.tile.n_block * kBlockN;
-    const float* b_scales_rows[kSubTiles];  // past N: the last block's (those columns are never stored)
+    // Past N: the last block's (those columns are never stored). Under the last-wave split from
+    // the unit's first K block on (its offset need not stay live through the loop).
+    const int kb_in_rows = kSplitsLastWave<Schedule> ? w.kb_begin : 0;
+    const float* b_scales_rows[kSubTiles];
 #pragma unroll
     for (int h = 0; h < kSubTiles; ++h)
-      b_scales_rows[h] =
-          p.b_scales + int64_t(w.tile.b_scale_row + min(w.tile.n_block * kSubTiles + h, sub_tiles_in_n - 1)) * kblocks;
+      b_scales_rows[h] = p.b_scales +
+                         int64_t(w.tile.b_scale_row + min(w.tile.n_block * kSubTiles + h, sub_tiles_in_n - 1)) * kblocks +
+                         kb_in_rows;
 #pragma unroll
     for (int i = 0; i < kAccumulators; ++i) accumulators[i] = 0.0f;
 
@@ -269,7 +338,7 @@ __device__ __forceinline__ void consume(const typename Schedule::Params& params,
     // every phase of its stages' barriers in order (a parity wait cannot tell a phase
     // from the one two ahead).
     for (int i = int((k_group + kKGroups - q_unit % kKGroups) % kKGroups); i < w.kb_count; i += kKGroups) {
-      const int kb = w.kb_begin + i;
+      const int kb = w.kb_begin - kb_in_rows + i;  // from where b_scales_rows start
       float scale_b[kSubTiles];  // one per 128 columns and K block, the same for the whole warp
 #pragma unroll
       for (int h = 0; h < kSubTiles; ++h) scale_b[h] = __ldg(b_scales_rows[h] + kb);
@@ -319,6 +388,41 @@ __device__ __forceinline__ void consume(const typename Schedule::Params& params,
       }
       tma::sync_named(kAllConsumersBarrier, kConsumerThreads);  // the partials may be overwritten again
       if (k_group > 0) continue;
+    }
+
+    // A K range of a tail tile cut between CTAs: unit dp_tiles + c is CTA c's, whose range is
+    // c % splits. Worked out from the unit again, so nothing more stays live through the main
+    // loop.
+    if constexpr (kSplitsLastWave<Schedule>) {
+      if (params.tail_kblocks > 0 && unit >= params.dp_tiles) {
+        const int splits = params.tail_splits;
+        const int range = (unit - params.dp_tiles) % splits;
+        const int first_cta = int(blockIdx.x) - range;
+        if (range > 0) {  // a contributor: its sums into its slot, then counted in
+          float* const mine = params.tail_partials + int64_t(blockIdx.x) * Layout::kPartialFloats + partial_index;
+#pragma unroll
+          for (int i = 0; i < kAccumulators; ++i) __stcg(mine + i * 128, accumulators[i]);
+          tma::sync_named(kEpilogueBarrier, kEpilogueThreads);
+          if (threadIdx.x == 0) {
+            __threadfence();
+            atomicAdd(params.tail_arrivals + first_cta, 1);
+          }
+          continue;
+        }
+        if (threadIdx.x == 0) {  // the finisher: every contribution in, then the count back to 0 for the next launch
+          int* const arrivals = params.tail_arrivals + blockIdx.x;
+          while (ptx::load_acquire_gpu(arrivals) < splits - 1) {
+          }
+          *arrivals = 0;
+        }
+        tma::sync_named(kEpilogueBarrier, kEpilogueThreads);
+        // Added straight from L2 into the accumulators: a staging array would cost the main loop registers.
+        for (int cta = first_cta + 1; cta < first_cta + splits; ++cta) {
+          const float* const other = params.tail_partials + int64_t(cta) * Layout::kPartialFloats + partial_index;
+#pragma unroll
+          for (int i = 0; i < kAccumulators; ++i) accumulators[i] += __ldcg(other + i * 128);
+        }
+      }
     }
 
     if constexpr (kClusterSplit) {  // ranks 1.. hand their partial tiles to rank 0
@@ -396,6 +500,8 @@ __global__ void __launch_bounds__((kRowGroups * kKGroups + 1) * 128, 1)
   constexpr int kConsumers = kRowGroups * kKGroups;
   static_assert(kStages % kKGroups == 0, "each ring stage must always serve the same K group");
   static_assert(!(kPreshuffledB && Schedule::kPartialTiles), "pre-shuffled B holds one GEMM's weights");
+  static_assert(!kSplitsLastWave<Schedule> || (!kClusterSplit && fp8_tail_split_compiled(kRowGroups)),
+                "the last-wave split runs on unclustered instances with registers to spare");
   const Fp8BlockscaleParams& p = Schedule::gemm(params);
 
   extern __shared__ uint8_t shared_raw[];

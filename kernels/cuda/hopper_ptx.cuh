@@ -22,6 +22,14 @@ __device__ __forceinline__ void allow_dependent_launch() {
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
 
+// A global int read with acquire semantics at GPU scope: what its writer did before its
+// release (a fence, then the write) is visible after it.
+__device__ __forceinline__ int load_acquire_gpu(const int* address) {
+  int value;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(value) : "l"(address) : "memory");
+  return value;
+}
+
 // 16 bytes global -> shared, bypassing L1 (weights are streamed once). When
 // `valid` is false the destination is zero-filled and nothing is read.
 __device__ __forceinline__ void copy_16_async(uint32_t shared_destination, const void* global_source, bool valid) {
