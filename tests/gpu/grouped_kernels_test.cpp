@@ -103,6 +103,12 @@ void check_kernel(const std::string& kernel_name, Device& device, Tally& tally) 
         SCOPED_TRACE(kernel_name + " " + expert.label + " " + shape.layout_text() + " rows " +
                      std::to_string(shape.useful_rows()) + " in " + std::to_string(shape.active_groups()) + " groups");
         const auto reason = entry.unsupported_reason(shape);  // every kernel takes groups starting on any row
+        // Masked slots as tall as the tallest group can outgrow 32-bit element indexing: a kernel that indexes
+        // with 32 bits refuses them for that reason alone.
+        if (reason && shape.layout_rows() * std::max(shape.n, shape.k) > int64_t(INT32_MAX)) {
+          EXPECT_NE(reason->find("2^31"), std::string::npos) << *reason;
+          continue;
+        }
         ASSERT_FALSE(reason.has_value()) << *reason;
         const auto gemm = session->prepare(shape, ++seed);
         const CheckResult result = gemm->check();
