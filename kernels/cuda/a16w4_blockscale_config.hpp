@@ -45,18 +45,24 @@ inline A16w4Config choose_a16w4_config(int64_t m_per_tile_set, int64_t tiles_mn,
 }
 
 // Past decode the streaming kernel stops being the fast way to run a dense FP4 layer: each 16-row tile of M
-// streams all the weights again and its mma.sync loop runs at 7-13% of the bf16 peak (H100, 2026-11-24,
-// docs/results/2026-11-24-h100.md), where cuBLASLt's bf16 GEMM runs near 70%. The dense kernel then
-// dequantizes the weights to bf16 inside the run and hands them to cuBLASLt. Both costs in units of the time to
-// read N x K bytes at the copy bandwidth, with `flops_per_byte` the device's bf16 peak over its bandwidth:
+// streams all the weights again and its mma.sync loop runs at ~12% of the bf16 peak, where cuBLASLt's bf16 GEMM
+// runs near 70%. The dense kernel then dequantizes the weights to bf16 inside the run and hands them to
+// cuBLASLt. Both costs in units of the time to read N x K bytes at the copy bandwidth, with `flops_per_byte` the
+// device's bf16 peak over its bandwidth:
 //   streaming:     max(tiles of 16 rows x 0.5 bytes, 2 M / (streaming MFU x flops_per_byte))
-//   dequantizing:  0.5 (read FP4) + 2 (write bf16) + 2 (the GEMM reads it) + 2 M / (GEMM MFU x flops_per_byte)
+//   dequantizing:  (0.5 read + 2 written) / the dequantization's share of the copy bandwidth
+//                  + 2 (the GEMM reads the bf16 weights) + 2 M / (GEMM MFU x flops_per_byte)
+// The constants are measured (H100, 2026-11-25, Llama-3.3-70B-FP4 at TP2, docs/formats.md): the streaming
+// kernel's time at M 48..96 fits its MFU term within 3%, the dequantization ran at 58% of the copy bandwidth
+// (the dequantizing path's time less cuBLASLt bf16's at the same M, over four shapes, 1.43-1.60 ps a weight).
 constexpr double kA16w4StreamingMfu = 0.12;
 constexpr double kBf16GemmMfu = 0.7;
+constexpr double kA16w4DequantizeCopyShare = 0.58;
 
 inline bool a16w4_dequantizes(int64_t m, double flops_per_byte) {
   const double streaming = std::max(double((m + 15) / 16) * 0.5, 2.0 * double(m) / (kA16w4StreamingMfu * flops_per_byte));
-  const double dequantizing = 4.5 + 2.0 * double(m) / (kBf16GemmMfu * flops_per_byte);
+  const double dequantizing =
+      2.5 / kA16w4DequantizeCopyShare + 2.0 + 2.0 * double(m) / (kBf16GemmMfu * flops_per_byte);
   return dequantizing < streaming;
 }
 
