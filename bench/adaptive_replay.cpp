@@ -5,7 +5,10 @@
 // when the adaptive analysis flags an anomaly within one grid step of it; a plan (predicted
 // gain of 10% or more: the split search's bar) when such an anomaly has a plan too.
 //
-//   adaptive_replay [FILE|FOLDER ...] [--out DIR] [--check]
+//   adaptive_replay [FILE|FOLDER ...] [--out DIR] [--check] [--measured DIR]
+// --measured DIR: no replay; each exhaustive file is compared with the adaptive profile of the same name in DIR,
+// measured on a device by `profile --m-search adaptive` (the same build and GPU as the exhaustive run, for a
+// comparison that means anything).
 // Folders are searched for exhaustive profiles: at least 500 M values, 90% of their gaps one step.
 // Default: data/ and profiles/ of the source tree. --check exits 1 unless every file meets the
 // targets: 95% of anomalous M, every plan, at most 15% of the points on grids of 4,000 M or more
@@ -129,6 +132,10 @@ int run(int argc, char** argv) {
   app.add_flag("--check", check, "exit 1 unless every file meets the targets");
   bool list_missed = false;
   app.add_flag("--missed", list_missed, "list the anomalous M each file's search missed");
+  std::string measured;
+  app.add_option("--measured", measured,
+                 "compare with the adaptive profiles of the same names in this folder instead of replaying")
+      ->check(CLI::ExistingDirectory);
   CLI11_PARSE(app, argc, argv);
   if (inputs.empty()) inputs = {SHAPESCOPE_SOURCE_DIR "/data", SHAPESCOPE_SOURCE_DIR "/profiles"};
 
@@ -140,11 +147,24 @@ int run(int argc, char** argv) {
   for (const fs::path& file : files) {
     // Same-named files of different folders must not overwrite each other's replay.
     const fs::path out_dir = fs::path(out) / std::to_string(std::hash<std::string>{}(file.parent_path().string()));
-    profiler::ReplayRequest request;
-    request.recorded = file;
-    request.out_dir = out_dir;
-    request.search.mode = profiler::MSearch::adaptive;
-    const profiler::ReplayResult replay = profiler::run_replay(request);
+    fs::path adaptive_csv;
+    std::size_t adaptive_points = 0;
+    if (measured.empty()) {
+      profiler::ReplayRequest request;
+      request.recorded = file;
+      request.out_dir = out_dir;
+      request.search.mode = profiler::MSearch::adaptive;
+      const profiler::ReplayResult replay = profiler::run_replay(request);
+      adaptive_csv = replay.csv;
+      adaptive_points = std::size_t(replay.points);
+    } else {
+      adaptive_csv = fs::path(measured) / file.filename();
+      if (!fs::exists(adaptive_csv)) {
+        fmt::print("{:<80} no adaptive profile {}\n", file.string(), adaptive_csv.string());
+        continue;
+      }
+      adaptive_points = profiler::read_recorded_profile(adaptive_csv).m_values().size();
+    }
     // The candidates: every M of the file the kernel runs (an unsupported one is known without measuring).
     const profiler::RecordedProfile recorded = profiler::read_recorded_profile(file);
     std::vector<int64_t> grid;
@@ -159,11 +179,11 @@ int run(int argc, char** argv) {
       fmt::print("{:<80} not analyzable: {}\n", file.string(), error.what());
       continue;
     }
-    const std::vector<analyze::Series> adaptive_series = analyze::read_series_file(replay.csv.string(), read);
+    const std::vector<analyze::Series> adaptive_series = analyze::read_series_file(adaptive_csv.string(), read);
     const auto exhaustive = analyze_file(exhaustive_series), adaptive = analyze_file(adaptive_series);
     Tally tally;
     tally.grid = grid.size();
-    tally.points = std::size_t(replay.points);
+    tally.points = adaptive_points;
     for (std::size_t i = 0; i < exhaustive.size() && i < adaptive.size(); ++i) compare(exhaustive[i], adaptive[i], grid, tally);
     const fs::path shown = fs::relative(file, SHAPESCOPE_SOURCE_DIR).string().rfind("..", 0) == 0
                                ? file
