@@ -44,6 +44,27 @@ double t_975(std::size_t dof) {
   return entry->second;
 }
 
+// The lower rank k (1-based) of the median's 95% interval over n >= 6 samples: the largest k with
+// P(Binomial(n, 1/2) <= k - 1) <= 0.025, summed in log space (2^-n underflows past n = 1074).
+int median_interval_rank(std::size_t n) {
+  static std::mutex mutex;
+  static std::map<std::size_t, int> cache;
+  const std::lock_guard lock(mutex);
+  const auto [entry, inserted] = cache.try_emplace(n, 0);
+  if (!inserted) return entry->second;
+  const double log_half_n = double(n) * std::log(0.5);
+  const double log_n_factorial = std::lgamma(double(n) + 1);
+  double below = 0;  // P(B <= j)
+  int k = 0;
+  for (std::size_t j = 0; j < n; ++j) {
+    below += std::exp(log_n_factorial - std::lgamma(double(j) + 1) - std::lgamma(double(n - j) + 1) + log_half_n);
+    if (below > 0.025) break;
+    k = int(j) + 1;
+  }
+  entry->second = k;
+  return k;
+}
+
 }  // namespace
 
 SampleSummary summarize(std::span<const double> samples) {
@@ -67,6 +88,18 @@ SampleSummary summarize(std::span<const double> samples) {
 bool precise_enough(std::span<const double> samples, int min_samples, double target_rel_stderr) {
   if (int(samples.size()) < std::max(min_samples, 2)) return false;
   return moments(samples).rel_stderr <= target_rel_stderr;
+}
+
+double relative_median_ci95(std::span<const double> samples) {
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  const std::size_t n = samples.size();
+  if (n < 6) return kNone;
+  const std::size_t k = std::size_t(median_interval_rank(n));
+  std::vector<double> sorted(samples.begin(), samples.end());
+  std::sort(sorted.begin(), sorted.end());
+  const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  if (!(median > 0)) return kNone;
+  return std::max(median - sorted[k - 1], sorted[n - k] - median) / median;
 }
 
 double relative_ci95(std::span<const double> samples) {

@@ -19,5 +19,10 @@ SampleSummary summarize(std::span<const double> samples);
 bool precise_enough(std::span<const double> samples, int min_samples, double target_rel_stderr);
 // The Student-t 95% half-width of the mean over the mean; infinity below 2 samples or without a positive mean.
 double relative_ci95(std::span<const double> samples);
+// The distribution-free 95% interval of the median (order statistics: ranks k and n + 1 - k with
+// P(Binomial(n, 1/2) < k) <= 2.5%), its wider half over the median: no assumption of normality, so one slow
+// outlier widens it by one rank, not by its distance. Infinity below 6 samples (where no such interval
+// exists) or without a positive median.
+double relative_median_ci95(std::span<const double> samples);
 
 }  // namespace shapescope::profiler

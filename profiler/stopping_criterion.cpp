@@ -37,6 +37,27 @@ class Ci95Criterion : public StoppingCriterion {
   double max_;
 };
 
+// The profile records the median, so this pins the median down: stderr's rule where the samples settle (a
+// stable kernel stops at the same count), or else the median's distribution-free interval, which a few slow
+// outliers (a clock dip, another process) widen by a rank each where they keep the mean's stderr up for
+// hundreds of samples.
+class MedianCi95Criterion : public StoppingCriterion {
+ public:
+  MedianCi95Criterion(int min_samples, double target_rel_stderr, double max_rel_median_ci95)
+      : min_samples_(min_samples), target_(target_rel_stderr), max_(max_rel_median_ci95) {}
+  void add(double sample_us) override { samples_.push_back(sample_us); }
+  bool done() const override {
+    if (precise_enough(samples_, min_samples_, target_)) return true;
+    return int(samples_.size()) >= min_samples_ && relative_median_ci95(samples_) <= max_;
+  }
+
+ private:
+  std::vector<double> samples_;
+  int min_samples_;
+  double target_;
+  double max_;
+};
+
 }  // namespace
 
 const std::vector<StoppingCriterionEntry>& stopping_criteria() {
@@ -49,6 +70,14 @@ const std::vector<StoppingCriterionEntry>& stopping_criteria() {
        {{"max-rel-ci95", 0.01}, {"min-samples", 3}},
        [](const std::map<std::string, double>& params, const MeasureOptions&) -> std::unique_ptr<StoppingCriterion> {
          return std::make_unique<Ci95Criterion>(int(params.at("min-samples")), params.at("max-rel-ci95"));
+       }},
+      {"median-ci95",
+       "stderr's rule, or the median's distribution-free 95% interval within max-rel-ci95 of it (outliers cost a "
+       "rank, not hundreds of samples)",
+       {{"max-rel-ci95", 0.01}},
+       [](const std::map<std::string, double>& params, const MeasureOptions& options) -> std::unique_ptr<StoppingCriterion> {
+         return std::make_unique<MedianCi95Criterion>(options.min_samples, options.target_rel_stderr,
+                                                      params.at("max-rel-ci95"));
        }},
   };
   return entries;

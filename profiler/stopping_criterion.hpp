@@ -10,6 +10,9 @@
 //           min-samples (3) samples: the interval a profile records is the bar itself, so a
 //           stable kernel stops as soon as three samples pin it down, and a noisy one is held to
 //           the same interval.
+//   median-ci95  stderr's rule, or the median's distribution-free 95% interval (order statistics)
+//           within max-rel-ci95 of the median: the profile records the median, and a few slow
+//           outliers widen that interval by a rank each where they hold the mean's stderr up.
 #pragma once
 
 #include <functional>
