@@ -65,6 +65,11 @@ int median_interval_rank(std::size_t n) {
   return k;
 }
 
+double median_of_sorted(const std::vector<double>& sorted) {
+  const std::size_t n = sorted.size();
+  return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
+
 }  // namespace
 
 SampleSummary summarize(std::span<const double> samples) {
@@ -76,7 +81,7 @@ SampleSummary summarize(std::span<const double> samples) {
   const size_t n = sorted.size();
   s.min = sorted.front();
   s.max = sorted.back();
-  s.median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  s.median = median_of_sorted(sorted);
   const Moments m = moments(samples);
   s.mean = m.mean;
   s.stddev = m.stddev;
@@ -97,7 +102,7 @@ double relative_median_ci95(std::span<const double> samples) {
   const std::size_t k = std::size_t(median_interval_rank(n));
   std::vector<double> sorted(samples.begin(), samples.end());
   std::sort(sorted.begin(), sorted.end());
-  const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  const double median = median_of_sorted(sorted);
   if (!(median > 0)) return kNone;
   return std::max(median - sorted[k - 1], sorted[n - k] - median) / median;
 }
