@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/cli_errors.hpp"
 #include "common/cli_option_rules.hpp"
@@ -97,8 +98,11 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
   app.add_option("--target-rel-stderr", request.measure.target_rel_stderr,
                  "stop sampling once stderr(mean)/mean is below this")->capture_default_str();
   app.add_option("--max-seconds-per-point", request.measure.max_seconds_per_point)->capture_default_str();
+  std::vector<std::string> criterion_names;
+  for (const profiler::StoppingCriterionEntry& entry : profiler::stopping_criteria()) criterion_names.push_back(entry.name);
   app.add_option("--stopping-criterion", request.measure.stopping_criterion,
-                 "when a point has enough samples: stderr | ci95 (profiler/stopping_criterion.hpp)")
+                 fmt::format("when a point has enough samples: {} (profiler/stopping_criterion.hpp)",
+                             fmt::join(criterion_names, " | ")))
       ->capture_default_str();
   std::vector<std::string> criterion_params;
   app.add_option("--criterion-param", criterion_params, "KEY=VALUE: a parameter of the stopping criterion (repeatable)");
