@@ -26,6 +26,7 @@
 #include <fmt/ranges.h>
 
 #include "analyze/analysis.hpp"
+#include "analyze/regions.hpp"
 #include "bench/bench_main.hpp"
 #include "profiler/replay.hpp"
 
@@ -73,7 +74,9 @@ std::vector<fs::path> exhaustive_profiles(const std::vector<std::string>& inputs
 struct Tally {
   std::size_t grid = 0, points = 0, anomalies = 0, anomalies_found = 0, plans = 0, plans_found = 0;
   std::size_t anomalies_measured = 0;  // within one grid step of a measured M, flagged or not
+  std::size_t regions = 0, regions_found = 0;  // the exhaustive analysis's regions; found: an adaptive one overlaps
   std::vector<int64_t> missed;  // anomalous M not found
+  std::vector<int64_t> missed_plans;  // anomalous M whose plan was not found
   double share() const { return grid ? double(points) / double(grid) : 0; }
   bool met() const {
     const double budget = grid >= kLongGrid ? kLongGridShare : kShortGridShare;
@@ -89,9 +92,29 @@ std::vector<analyze::SeriesAnalysis> analyze_file(const std::vector<analyze::Ser
   return analyses;
 }
 
+// A region of the exhaustive analysis (docs/regions.md) is found when a region of the adaptive analysis overlaps it,
+// either widened by one grid step (the step an M may be off and still count as found).
+void compare_regions(const analyze::SeriesAnalysis& exhaustive, const analyze::SeriesAnalysis& adaptive,
+                     const std::vector<int64_t>& grid, Tally& tally) {
+  const auto one_step_out = [&](int64_t m, bool up) {
+    const auto at = std::lower_bound(grid.begin(), grid.end(), m);
+    if (up) return at != grid.end() && std::next(at) != grid.end() ? *std::next(at) : m;
+    return at != grid.begin() ? *std::prev(at) : m;
+  };
+  const std::vector<analyze::Region> found_by_search = analyze::find_regions(adaptive, {});
+  for (const analyze::Region& region : analyze::find_regions(exhaustive, {})) {
+    const int64_t first = one_step_out(region.first_m, false), last = one_step_out(region.last_m, true);
+    ++tally.regions;
+    tally.regions_found += std::any_of(found_by_search.begin(), found_by_search.end(), [&](const analyze::Region& other) {
+      return other.first_m <= last && other.last_m >= first;
+    });
+  }
+}
+
 // Compares the analyses of the exhaustive and the adaptive profile of one series over `grid`.
 void compare(const analyze::SeriesAnalysis& exhaustive, const analyze::SeriesAnalysis& adaptive,
              const std::vector<int64_t>& grid, Tally& tally) {
+  compare_regions(exhaustive, adaptive, grid, tally);
   std::map<int64_t, std::size_t> index_of;
   for (std::size_t i = 0; i < grid.size(); ++i) index_of[grid[i]] = i;
   std::set<std::size_t> measured;
@@ -118,6 +141,7 @@ void compare(const analyze::SeriesAnalysis& exhaustive, const analyze::SeriesAna
     if (finding.best) {
       ++tally.plans;
       tally.plans_found += planned;
+      if (!planned) tally.missed_plans.push_back(finding.anomaly.m);
     }
   }
 }
@@ -140,8 +164,8 @@ int run(int argc, char** argv) {
   if (inputs.empty()) inputs = {SHAPESCOPE_SOURCE_DIR "/data", SHAPESCOPE_SOURCE_DIR "/profiles"};
 
   const std::vector<fs::path> files = exhaustive_profiles(inputs);
-  fmt::print("{:<80} {:>6} {:>6} {:>6} {:>11} {:>9} {:>7}  {}\n", "file", "grid", "points", "%", "anomalous M",
-             "measured", "plans", "targets");
+  fmt::print("{:<80} {:>6} {:>6} {:>6} {:>11} {:>9} {:>7} {:>7}  {}\n", "file", "grid", "points", "%", "anomalous M",
+             "measured", "plans", "regions", "targets");
   Tally all;
   std::size_t missed = 0, analyzed = 0;
   for (const fs::path& file : files) {
@@ -188,11 +212,13 @@ int run(int argc, char** argv) {
     const fs::path shown = fs::relative(file, SHAPESCOPE_SOURCE_DIR).string().rfind("..", 0) == 0
                                ? file
                                : fs::relative(file, SHAPESCOPE_SOURCE_DIR);
-    fmt::print("{:<80} {:>6} {:>6} {:>5.1f}% {:>5}/{:<5} {:>9} {:>3}/{:<3}  {}\n", shown.string(), tally.grid,
+    fmt::print("{:<80} {:>6} {:>6} {:>5.1f}% {:>5}/{:<5} {:>9} {:>3}/{:<3} {:>3}/{:<3}  {}\n", shown.string(), tally.grid,
                tally.points, 100 * tally.share(), tally.anomalies_found, tally.anomalies, tally.anomalies_measured,
-               tally.plans_found, tally.plans, tally.met() ? "met" : "MISSED");
+               tally.plans_found, tally.plans, tally.regions_found, tally.regions, tally.met() ? "met" : "MISSED");
     ++analyzed;
     if (list_missed && !tally.missed.empty()) fmt::print("  missed M: {}\n", fmt::join(tally.missed, " "));
+    if (list_missed && !tally.missed_plans.empty())
+      fmt::print("  missed plans at M: {}\n", fmt::join(tally.missed_plans, " "));
     missed += !tally.met();
     all.grid += tally.grid;
     all.points += tally.points;
@@ -201,10 +227,12 @@ int run(int argc, char** argv) {
     all.anomalies_measured += tally.anomalies_measured;
     all.plans += tally.plans;
     all.plans_found += tally.plans_found;
+    all.regions += tally.regions;
+    all.regions_found += tally.regions_found;
   }
-  fmt::print("{:<80} {:>6} {:>6} {:>5.1f}% {:>5}/{:<5} {:>9} {:>3}/{:<3}  {} of {} files met the targets\n", "all",
-             all.grid, all.points, 100 * all.share(), all.anomalies_found, all.anomalies, all.anomalies_measured,
-             all.plans_found, all.plans,
+  fmt::print("{:<80} {:>6} {:>6} {:>5.1f}% {:>5}/{:<5} {:>9} {:>3}/{:<3} {:>3}/{:<3}  {} of {} files met the targets\n",
+             "all", all.grid, all.points, 100 * all.share(), all.anomalies_found, all.anomalies, all.anomalies_measured,
+             all.plans_found, all.plans, all.regions_found, all.regions,
              analyzed - missed, analyzed);
   if (analyzed == 0) {
     fmt::print(stderr, "adaptive_replay: no exhaustive profile found\n");
