@@ -311,7 +311,7 @@ AdaptiveResult adaptive_search(const AdaptiveOptions& options, const std::functi
     for (std::size_t i = 0; i + 1 < points.size(); ++i) {
       const Measured &a = points[i], &b = points[i + 1];
       if (a.low || !b.low || b.index - a.index != 1) continue;
-      const std::size_t window = std::min(a.index, std::size_t(options.edge_level_steps));
+      const std::size_t window = std::min(a.index, std::size_t(options.level_window));
       std::size_t level_points = 0;
       for (std::size_t j = i + 1; j-- > 0 && points[j].index + window >= a.index;) level_points += !points[j].low;
       for (std::size_t back = 2; back <= window && level_points < kLevelPoints; back += 2) {

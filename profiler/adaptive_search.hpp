@@ -69,7 +69,6 @@ struct AdaptiveOptions {
   // (kStudyUtilsRatio, 0.85, of a level net of noise): the best of a few points lies above that level.
   double drop_ratio = 0.86;
   int level_window = 8;             // the level: the best of this many preceding measured M that are not low
-  int edge_level_steps = 8;         // grid steps before an edge into a low stretch whose level is measured
   double min_tolerance = 0.03;      // relative change counted as more than noise, at least
   double noise_factor = 3;          // ... and at least this many times a point's own relative noise
   int low_stride = 3;               // grid steps between measured M inside a low stretch
