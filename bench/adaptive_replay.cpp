@@ -3,7 +3,8 @@
 // rule, split plans), and a table says per file how many points the search measured and how
 // many of the exhaustive analysis's anomalous M and split plans it found. An M counts as found
 // when the adaptive analysis flags an anomaly within one grid step of it; a plan (predicted
-// gain of 10% or more: the split search's bar) when such an anomaly has a plan too.
+// gain of 10% or more: the split search's bar) when such an anomaly has a plan too; a region of the exhaustive
+// analysis when a region of the adaptive one overlaps it (analyze/search_recall.hpp).
 //
 //   adaptive_replay [FILE|FOLDER ...] [--out DIR] [--check] [--measured DIR]
 // --measured DIR: no replay; each exhaustive file is compared with the adaptive profile of the same name in DIR,
@@ -17,7 +18,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -26,7 +26,7 @@
 #include <fmt/ranges.h>
 
 #include "analyze/analysis.hpp"
-#include "analyze/regions.hpp"
+#include "analyze/search_recall.hpp"
 #include "bench/bench_main.hpp"
 #include "profiler/replay.hpp"
 
@@ -72,15 +72,13 @@ std::vector<fs::path> exhaustive_profiles(const std::vector<std::string>& inputs
 }
 
 struct Tally {
-  std::size_t grid = 0, points = 0, anomalies = 0, anomalies_found = 0, plans = 0, plans_found = 0;
-  std::size_t anomalies_measured = 0;  // within one grid step of a measured M, flagged or not
-  std::size_t regions = 0, regions_found = 0;  // the exhaustive analysis's regions; found: an adaptive one overlaps
-  std::vector<int64_t> missed;  // anomalous M not found
-  std::vector<int64_t> missed_plans;  // anomalous M whose plan was not found
+  std::size_t grid = 0, points = 0;
+  analyze::SearchRecall recall;
   double share() const { return grid ? double(points) / double(grid) : 0; }
   bool met() const {
     const double budget = grid >= kLongGrid ? kLongGridShare : kShortGridShare;
-    return share() <= budget && double(anomalies_found) >= kFoundTarget * double(anomalies) && plans_found == plans;
+    return share() <= budget && double(recall.anomalies_found) >= kFoundTarget * double(recall.anomalies) &&
+           recall.plans_found == recall.plans;
   }
 };
 
@@ -92,58 +90,11 @@ std::vector<analyze::SeriesAnalysis> analyze_file(const std::vector<analyze::Ser
   return analyses;
 }
 
-// A region of the exhaustive analysis (docs/regions.md) is found when a region of the adaptive analysis overlaps it,
-// either widened by one grid step (the step an M may be off and still count as found).
-void compare_regions(const analyze::SeriesAnalysis& exhaustive, const analyze::SeriesAnalysis& adaptive,
-                     const std::vector<int64_t>& grid, Tally& tally) {
-  const auto one_step_out = [&](int64_t m, bool up) {
-    const auto at = std::lower_bound(grid.begin(), grid.end(), m);
-    if (up) return at != grid.end() && std::next(at) != grid.end() ? *std::next(at) : m;
-    return at != grid.begin() ? *std::prev(at) : m;
-  };
-  const std::vector<analyze::Region> found_by_search = analyze::find_regions(adaptive, {});
-  for (const analyze::Region& region : analyze::find_regions(exhaustive, {})) {
-    const int64_t first = one_step_out(region.first_m, false), last = one_step_out(region.last_m, true);
-    ++tally.regions;
-    tally.regions_found += std::any_of(found_by_search.begin(), found_by_search.end(), [&](const analyze::Region& other) {
-      return other.first_m <= last && other.last_m >= first;
-    });
-  }
-}
-
-// Compares the analyses of the exhaustive and the adaptive profile of one series over `grid`.
-void compare(const analyze::SeriesAnalysis& exhaustive, const analyze::SeriesAnalysis& adaptive,
-             const std::vector<int64_t>& grid, Tally& tally) {
-  compare_regions(exhaustive, adaptive, grid, tally);
-  std::map<int64_t, std::size_t> index_of;
-  for (std::size_t i = 0; i < grid.size(); ++i) index_of[grid[i]] = i;
-  std::set<std::size_t> measured;
-  for (const analyze::SeriesPoint& point : adaptive.series->points)
-    if (const auto at = index_of.find(point.m); at != index_of.end()) measured.insert(at->second);
-  std::map<std::size_t, bool> flagged;  // grid index of each adaptive anomaly -> it has a plan
-  for (const analyze::Finding& finding : adaptive.findings)
-    if (const auto at = index_of.find(finding.anomaly.m); at != index_of.end()) flagged[at->second] = finding.best.has_value();
-  for (const analyze::Finding& finding : exhaustive.findings) {
-    const auto at = index_of.find(finding.anomaly.m);
-    if (at == index_of.end()) continue;
-    bool found = false, planned = false, near_measured = false;
-    for (std::size_t i = at->second > 0 ? at->second - 1 : 0; i <= at->second + 1; ++i) {
-      near_measured = near_measured || measured.count(i);
-      const auto near = flagged.find(i);
-      if (near == flagged.end()) continue;
-      found = true;
-      planned = planned || near->second;
-    }
-    ++tally.anomalies;
-    tally.anomalies_found += found;
-    tally.anomalies_measured += near_measured;
-    if (!found) tally.missed.push_back(finding.anomaly.m);
-    if (finding.best) {
-      ++tally.plans;
-      tally.plans_found += planned;
-      if (!planned) tally.missed_plans.push_back(finding.anomaly.m);
-    }
-  }
+void print_row(const std::string& name, const Tally& tally, const std::string& verdict) {
+  const analyze::SearchRecall& r = tally.recall;
+  fmt::print("{:<80} {:>6} {:>6} {:>5.1f}% {:>5}/{:<5} {:>9} {:>3}/{:<3} {:>3}/{:<3}  {}\n", name, tally.grid,
+             tally.points, 100 * tally.share(), r.anomalies_found, r.anomalies, r.anomalies_near_measured,
+             r.plans_found, r.plans, r.regions_found, r.regions, verdict);
 }
 
 int run(int argc, char** argv) {
@@ -208,32 +159,22 @@ int run(int argc, char** argv) {
     Tally tally;
     tally.grid = grid.size();
     tally.points = adaptive_points;
-    for (std::size_t i = 0; i < exhaustive.size() && i < adaptive.size(); ++i) compare(exhaustive[i], adaptive[i], grid, tally);
+    for (std::size_t i = 0; i < exhaustive.size() && i < adaptive.size(); ++i)
+      tally.recall += analyze::search_recall(exhaustive[i], adaptive[i], grid);
     const fs::path shown = fs::relative(file, SHAPESCOPE_SOURCE_DIR).string().rfind("..", 0) == 0
                                ? file
                                : fs::relative(file, SHAPESCOPE_SOURCE_DIR);
-    fmt::print("{:<80} {:>6} {:>6} {:>5.1f}% {:>5}/{:<5} {:>9} {:>3}/{:<3} {:>3}/{:<3}  {}\n", shown.string(), tally.grid,
-               tally.points, 100 * tally.share(), tally.anomalies_found, tally.anomalies, tally.anomalies_measured,
-               tally.plans_found, tally.plans, tally.regions_found, tally.regions, tally.met() ? "met" : "MISSED");
+    print_row(shown.string(), tally, tally.met() ? "met" : "MISSED");
     ++analyzed;
-    if (list_missed && !tally.missed.empty()) fmt::print("  missed M: {}\n", fmt::join(tally.missed, " "));
-    if (list_missed && !tally.missed_plans.empty())
-      fmt::print("  missed plans at M: {}\n", fmt::join(tally.missed_plans, " "));
+    if (list_missed && !tally.recall.missed.empty()) fmt::print("  missed M: {}\n", fmt::join(tally.recall.missed, " "));
+    if (list_missed && !tally.recall.missed_plans.empty())
+      fmt::print("  missed plans at M: {}\n", fmt::join(tally.recall.missed_plans, " "));
     missed += !tally.met();
     all.grid += tally.grid;
     all.points += tally.points;
-    all.anomalies += tally.anomalies;
-    all.anomalies_found += tally.anomalies_found;
-    all.anomalies_measured += tally.anomalies_measured;
-    all.plans += tally.plans;
-    all.plans_found += tally.plans_found;
-    all.regions += tally.regions;
-    all.regions_found += tally.regions_found;
+    all.recall += tally.recall;
   }
-  fmt::print("{:<80} {:>6} {:>6} {:>5.1f}% {:>5}/{:<5} {:>9} {:>3}/{:<3} {:>3}/{:<3}  {} of {} files met the targets\n",
-             "all", all.grid, all.points, 100 * all.share(), all.anomalies_found, all.anomalies, all.anomalies_measured,
-             all.plans_found, all.plans, all.regions_found, all.regions,
-             analyzed - missed, analyzed);
+  print_row("all", all, fmt::format("{} of {} files met the targets", analyzed - missed, analyzed));
   if (analyzed == 0) {
     fmt::print(stderr, "adaptive_replay: no exhaustive profile found\n");
     return 1;
