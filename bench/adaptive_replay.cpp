@@ -3,7 +3,8 @@
 // rule, split plans), and a table says per file how many points the search measured and how
 // many of the exhaustive analysis's anomalous M and split plans it found. An M counts as found
 // when the adaptive analysis flags an anomaly within one grid step of it; a plan (predicted
-// gain of 10% or more: the split search's bar) when such an anomaly has a plan too.
+// gain of 10% or more: the split search's bar) when such an anomaly has a plan too; a region of the exhaustive
+// analysis when a region of the adaptive one overlaps it (analyze/search_recall.hpp).
 //
 //   adaptive_replay [FILE|FOLDER ...] [--out DIR] [--check] [--measured DIR]
 // --measured DIR: no replay; each exhaustive file is compared with the adaptive profile of the same name in DIR,
@@ -17,7 +18,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +26,7 @@
 #include <fmt/ranges.h>
 
 #include "analyze/analysis.hpp"
+#include "analyze/search_recall.hpp"
 #include "bench/bench_main.hpp"
 #include "profiler/replay.hpp"
 
@@ -71,13 +72,13 @@ std::vector<fs::path> exhaustive_profiles(const std::vector<std::string>& inputs
 }
 
 struct Tally {
-  std::size_t grid = 0, points = 0, anomalies = 0, anomalies_found = 0, plans = 0, plans_found = 0;
-  std::size_t anomalies_measured = 0;  // within one grid step of a measured M, flagged or not
-  std::vector<int64_t> missed;  // anomalous M not found
+  std::size_t grid = 0, points = 0;
+  analyze::SearchRecall recall;
   double share() const { return grid ? double(points) / double(grid) : 0; }
   bool met() const {
     const double budget = grid >= kLongGrid ? kLongGridShare : kShortGridShare;
-    return share() <= budget && double(anomalies_found) >= kFoundTarget * double(anomalies) && plans_found == plans;
+    return share() <= budget && double(recall.anomalies_found) >= kFoundTarget * double(recall.anomalies) &&
+           recall.plans_found == recall.plans;
   }
 };
 
@@ -89,37 +90,11 @@ std::vector<analyze::SeriesAnalysis> analyze_file(const std::vector<analyze::Ser
   return analyses;
 }
 
-// Compares the analyses of the exhaustive and the adaptive profile of one series over `grid`.
-void compare(const analyze::SeriesAnalysis& exhaustive, const analyze::SeriesAnalysis& adaptive,
-             const std::vector<int64_t>& grid, Tally& tally) {
-  std::map<int64_t, std::size_t> index_of;
-  for (std::size_t i = 0; i < grid.size(); ++i) index_of[grid[i]] = i;
-  std::set<std::size_t> measured;
-  for (const analyze::SeriesPoint& point : adaptive.series->points)
-    if (const auto at = index_of.find(point.m); at != index_of.end()) measured.insert(at->second);
-  std::map<std::size_t, bool> flagged;  // grid index of each adaptive anomaly -> it has a plan
-  for (const analyze::Finding& finding : adaptive.findings)
-    if (const auto at = index_of.find(finding.anomaly.m); at != index_of.end()) flagged[at->second] = finding.best.has_value();
-  for (const analyze::Finding& finding : exhaustive.findings) {
-    const auto at = index_of.find(finding.anomaly.m);
-    if (at == index_of.end()) continue;
-    bool found = false, planned = false, near_measured = false;
-    for (std::size_t i = at->second > 0 ? at->second - 1 : 0; i <= at->second + 1; ++i) {
-      near_measured = near_measured || measured.count(i);
-      const auto near = flagged.find(i);
-      if (near == flagged.end()) continue;
-      found = true;
-      planned = planned || near->second;
-    }
-    ++tally.anomalies;
-    tally.anomalies_found += found;
-    tally.anomalies_measured += near_measured;
-    if (!found) tally.missed.push_back(finding.anomaly.m);
-    if (finding.best) {
-      ++tally.plans;
-      tally.plans_found += planned;
-    }
-  }
+void print_row(const std::string& name, const Tally& tally, const std::string& verdict) {
+  const analyze::SearchRecall& r = tally.recall;
+  fmt::print("{:<80} {:>6} {:>6} {:>5.1f}% {:>5}/{:<5} {:>9} {:>3}/{:<3} {:>3}/{:<3}  {}\n", name, tally.grid,
+             tally.points, 100 * tally.share(), r.anomalies_found, r.anomalies, r.anomalies_near_measured,
+             r.plans_found, r.plans, r.regions_found, r.regions, verdict);
 }
 
 int run(int argc, char** argv) {
@@ -140,8 +115,8 @@ int run(int argc, char** argv) {
   if (inputs.empty()) inputs = {SHAPESCOPE_SOURCE_DIR "/data", SHAPESCOPE_SOURCE_DIR "/profiles"};
 
   const std::vector<fs::path> files = exhaustive_profiles(inputs);
-  fmt::print("{:<80} {:>6} {:>6} {:>6} {:>11} {:>9} {:>7}  {}\n", "file", "grid", "points", "%", "anomalous M",
-             "measured", "plans", "targets");
+  fmt::print("{:<80} {:>6} {:>6} {:>6} {:>11} {:>9} {:>7} {:>7}  {}\n", "file", "grid", "points", "%", "anomalous M",
+             "measured", "plans", "regions", "targets");
   Tally all;
   std::size_t missed = 0, analyzed = 0;
   for (const fs::path& file : files) {
@@ -184,28 +159,22 @@ int run(int argc, char** argv) {
     Tally tally;
     tally.grid = grid.size();
     tally.points = adaptive_points;
-    for (std::size_t i = 0; i < exhaustive.size() && i < adaptive.size(); ++i) compare(exhaustive[i], adaptive[i], grid, tally);
+    for (std::size_t i = 0; i < exhaustive.size() && i < adaptive.size(); ++i)
+      tally.recall += analyze::search_recall(exhaustive[i], adaptive[i], grid);
     const fs::path shown = fs::relative(file, SHAPESCOPE_SOURCE_DIR).string().rfind("..", 0) == 0
                                ? file
                                : fs::relative(file, SHAPESCOPE_SOURCE_DIR);
-    fmt::print("{:<80} {:>6} {:>6} {:>5.1f}% {:>5}/{:<5} {:>9} {:>3}/{:<3}  {}\n", shown.string(), tally.grid,
-               tally.points, 100 * tally.share(), tally.anomalies_found, tally.anomalies, tally.anomalies_measured,
-               tally.plans_found, tally.plans, tally.met() ? "met" : "MISSED");
+    print_row(shown.string(), tally, tally.met() ? "met" : "MISSED");
     ++analyzed;
-    if (list_missed && !tally.missed.empty()) fmt::print("  missed M: {}\n", fmt::join(tally.missed, " "));
+    if (list_missed && !tally.recall.missed.empty()) fmt::print("  missed M: {}\n", fmt::join(tally.recall.missed, " "));
+    if (list_missed && !tally.recall.missed_plans.empty())
+      fmt::print("  missed plans at M: {}\n", fmt::join(tally.recall.missed_plans, " "));
     missed += !tally.met();
     all.grid += tally.grid;
     all.points += tally.points;
-    all.anomalies += tally.anomalies;
-    all.anomalies_found += tally.anomalies_found;
-    all.anomalies_measured += tally.anomalies_measured;
-    all.plans += tally.plans;
-    all.plans_found += tally.plans_found;
+    all.recall += tally.recall;
   }
-  fmt::print("{:<80} {:>6} {:>6} {:>5.1f}% {:>5}/{:<5} {:>9} {:>3}/{:<3}  {} of {} files met the targets\n", "all",
-             all.grid, all.points, 100 * all.share(), all.anomalies_found, all.anomalies, all.anomalies_measured,
-             all.plans_found, all.plans,
-             analyzed - missed, analyzed);
+  print_row("all", all, fmt::format("{} of {} files met the targets", analyzed - missed, analyzed));
   if (analyzed == 0) {
     fmt::print(stderr, "adaptive_replay: no exhaustive profile found\n");
     return 1;

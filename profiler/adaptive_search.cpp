@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -132,6 +133,59 @@ std::vector<PredictedBoundary> coarse_boundaries(const AdaptiveOptions& options)
     kept.push_back(boundary);
   }
   return kept;
+}
+
+// The parts of a split plan for each low point, so that the analysis can confirm the plan the exhaustive sweep's would
+// find (a plan is a sum of measured times; a part never measured is no plan). A low M already has a plan when a later
+// measured M is faster than split_ratio of its time (pad-up) or two measured M sum to it in less; otherwise the
+// remainder M − q is wanted for the measured q whose plan the measured times predict fastest, the remainder's time
+// interpolated between its measured neighbours, when that prediction beats the bar. One remainder per low M: once it
+// is measured the prediction is exact, and a plan that does not hold asks for nothing more.
+void want_split_parts(const std::vector<Measured>& points, const std::vector<int64_t>& grid,
+                      const std::map<std::size_t, SearchPoint>& known, const AdaptiveOptions& options,
+                      std::map<std::size_t, double>& wanted) {
+  std::map<int64_t, double> time_at;  // measured M -> time
+  for (const Measured& p : points) time_at[grid[p.index]] = p.point.time_us;
+  // The time at m: measured, else interpolated between the measured M around it (nullopt outside them).
+  const auto predicted_time = [&](int64_t m) -> std::optional<double> {
+    const auto above = time_at.lower_bound(m);
+    if (above == time_at.end()) return std::nullopt;
+    if (above->first == m) return above->second;
+    if (above == time_at.begin()) return std::nullopt;
+    const auto below = std::prev(above);
+    const double t = double(m - below->first) / double(above->first - below->first);
+    return below->second + t * (above->second - below->second);
+  };
+  std::vector<double> fastest_after(points.size() + 1, std::numeric_limits<double>::infinity());
+  for (std::size_t i = points.size(); i-- > 0;) fastest_after[i] = std::min(fastest_after[i + 1], points[i].point.time_us);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const Measured& p = points[i];
+    if (!p.low) continue;
+    const int64_t m = grid[p.index];
+    const double bar = options.split_ratio * p.point.time_us;
+    if (fastest_after[i + 1] < bar) continue;
+    bool planned = false;
+    double best = bar;
+    int64_t best_remainder = 0;
+    for (std::size_t j = 0; j < i && !planned; ++j) {
+      const int64_t remainder = m - grid[points[j].index];
+      const std::optional<double> rest = predicted_time(remainder);
+      if (!rest) continue;
+      const double sum = points[j].point.time_us + *rest;
+      planned = sum < bar && time_at.count(remainder);
+      if (sum < best) {
+        best = sum;
+        best_remainder = remainder;
+      }
+    }
+    if (planned || best_remainder == 0) continue;
+    const auto at = std::lower_bound(grid.begin(), grid.end(), best_remainder);
+    if (at == grid.end() || *at != best_remainder) continue;  // a remainder off the grid: no plan of measured parts
+    const std::size_t index = std::size_t(at - grid.begin());
+    if (known.count(index)) continue;
+    double& change = wanted[index];
+    change = std::max(change, 1 - best / p.point.time_us);
+  }
 }
 
 // Measured M that are not low the refinement wants in the level window before an edge into a low stretch.
@@ -285,6 +339,7 @@ AdaptiveResult adaptive_search(const AdaptiveOptions& options, const std::functi
         at = std::max(at, 1 - p.point.utils / next.point.utils);
       }
     }
+    want_split_parts(points, grid, known, options, wanted);
     // Where the kernel stops (or starts) running: a change of status between two pairs of known points that agree,
     // so that an M here and there the kernel refuses (a stride it needs) is no edge.
     for (std::size_t i = 1; i + 2 < all.size(); ++i) {

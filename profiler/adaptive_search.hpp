@@ -26,6 +26,9 @@
 //      - two grid steps on from a low M whose neighbour at one step runs another kernel and is not
 //        low (a library alternating kernels M by M, one of them slow, hides a low stretch between
 //        M of the fast one), and so on along the stretch;
+//      - the parts of a split plan at each low M: the remainder M − q for the measured q whose plan
+//        the measured times (the remainder's interpolated) predict fastest, when the prediction beats
+//        split_ratio of the M's time and no measured parts or later measured M beat it already;
 //      - around a point off the line through its neighbours' times by as much as the fall that
 //        makes a point low, none of the three low (a tooth between coarse points; the edges inside
 //        are then found as above).
@@ -69,6 +72,7 @@ struct AdaptiveOptions {
   double min_tolerance = 0.03;      // relative change counted as more than noise, at least
   double noise_factor = 3;          // ... and at least this many times a point's own relative noise
   int low_stride = 3;               // grid steps between measured M inside a low stretch
+  double split_ratio = 0.9;         // a split plan beats the low M's time by this (the split search's bar)
   int64_t max_points = 0;           // 0: no cap (resumed M count too)
   std::function<bool()> out_of_time;  // true: stop before the next point (--time-budget); empty: never
 };

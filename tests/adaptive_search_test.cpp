@@ -139,6 +139,31 @@ TEST(AdaptiveSearch, FollowsALowStretchHiddenBetweenMOfAnAlternatingKernel) {
   EXPECT_LT(measured.size(), options.grid.size() / 6);
 }
 
+TEST(AdaptiveSearch, MeasuresThePartsOfTheSplitPlansOfALowStretch) {
+  // Past M = 512 the library runs a kernel 40% slower until M = 1024: at M = 580, 512 + 68 measured apart is 11% faster
+  // than 580 at once (and no M past the stretch is faster than 580 below M = 800). Every low M the search measured has a plan of measured parts (or a faster measured M past it)
+  // that beats split_ratio of its time, so that the analysis can confirm the plans the exhaustive sweep's finds.
+  AdaptiveOptions options;
+  options.grid = step_grid(4, 4096, 4);
+  const auto time_of = [](int64_t m) { return (2.0 + double(m) / 64) * (m > 512 && m <= 1024 ? 1.4 : 1.0); };
+  const AdaptiveResult result = adaptive_search(options, [&](int64_t m) {
+    return SearchPoint{true, time_of(m), double(m) / time_of(m), "k", 0};
+  });
+  const std::set<int64_t> measured = as_set(result.measured);
+  std::size_t low = 0;
+  for (int64_t m : measured) {
+    if (m <= 512 || m > 1024) continue;
+    ++low;
+    const double bar = options.split_ratio * time_of(m);
+    bool planned = std::any_of(measured.upper_bound(m), measured.end(), [&](int64_t later) { return time_of(later) < bar; });
+    for (int64_t part : measured)
+      planned = planned || (part < m && measured.count(m - part) && time_of(part) + time_of(m - part) < bar);
+    EXPECT_TRUE(planned) << m;
+  }
+  EXPECT_GT(low, 40u);
+  EXPECT_LT(measured.size(), options.grid.size() / 4);
+}
+
 TEST(AdaptiveSearch, StopsAtItsBudget) {
   AdaptiveOptions options;
   options.grid = step_grid(1, 2048, 1);
