@@ -39,23 +39,40 @@ TEST(Fp4KernelLayout, LayoutSizesCoverPartialTilesAndChunks) {
   EXPECT_EQ(mx.weight_word(2, 0, 0) - mx.weight_word(1, 0, 0), 3 * kA16w4TilesPerWarp * kA16w4WordsPerTileChunk);
 }
 
-// Decode shapes fill the GPU: wide N takes no split, narrow N splits K, but never below two chunks a warp.
-TEST(Fp4KernelLayout, HeuristicSplitsKOnlyWhereNIsTooNarrowToFillTheGpu) {
-  const auto config = [](int64_t m, int64_t n, int64_t k) {
-    const A16w4Layout layout = A16w4Layout::of(n, k, 32);
-    const int rows = m <= 8 ? 8 : 16;
-    return choose_a16w4_config(m, (m + rows - 1) / rows * layout.warp_tiles, layout.chunks, 132);
+// The heuristic takes the cheapest (warps_k, split_k) of its estimate: Llama-3.3-70B qkv at TP1, which filled 1.2
+// waves with the old rule, runs in one; narrow N splits K across CTAs, within one wave; K too short for four
+// warps keeps its warps busy.
+TEST(Fp4KernelLayout, HeuristicTakesTheCheapestSplitAndAvoidsPartialWaves) {
+  constexpr int kSms = 132;
+  const auto tiles = [](int64_t m, int64_t n) {
+    const int64_t rows = m <= 8 ? 8 : 16;
+    return (m + rows - 1) / rows * ((n + kA16w4WarpN - 1) / kA16w4WarpN);
   };
-  const A16w4Config wide = config(1, 57344, 8192);  // Llama-3.3-70B gate_up at TP1: 1792 warp tiles
-  EXPECT_EQ(wide.split_k * wide.warps_k, 2);
-  EXPECT_EQ(wide.rows, 8);
-  const A16w4Config narrow = config(16, 2560, 8192);  // qkv at TP4: 80 warp tiles
+  const auto config = [&](int64_t m, int64_t n, int64_t k) {
+    return choose_a16w4_config(m, tiles(m, n), (k + kA16w4ChunkK - 1) / kA16w4ChunkK, kSms);
+  };
+  const auto ctas = [](const A16w4Config& c, int64_t warp_tiles) {
+    return (warp_tiles + c.warps_n - 1) / c.warps_n * c.split_k;
+  };
+  const int64_t resident = kSms * kA16w4WarpsPerSm / kA16w4Warps;
+  for (const int64_t n : {57344, 10240, 8192, 2560}) {
+    const A16w4Config chosen = config(1, n, 8192);
+    EXPECT_EQ(chosen.rows, 8);
+    EXPECT_EQ(chosen.warps_n * chosen.warps_k, kA16w4Warps);
+    for (const int warps_k : {1, 2, 4})
+      for (int split_k = 1; split_k <= 64 / warps_k; ++split_k)
+        EXPECT_LE(a16w4_time(chosen, tiles(1, n), 64, kSms),
+                  a16w4_time(A16w4Config{8, kA16w4Warps / warps_k, warps_k, split_k}, tiles(1, n), 64, kSms))
+            << "N " << n << " warps_k " << warps_k << " split_k " << split_k;
+  }
+  EXPECT_LE(ctas(config(1, 10240, 8192), 320), resident);  // qkv at TP1: 320 warp tiles
+  const A16w4Config narrow = config(16, 2560, 8192);        // qkv at TP4: 80 warp tiles
   EXPECT_EQ(narrow.rows, 16);
-  EXPECT_EQ(narrow.warps_k, 4);
   EXPECT_GT(narrow.split_k, 1);
-  EXPECT_GE(64 / (narrow.warps_k * narrow.split_k), kA16w4MinChunksPerWarp);
-  const A16w4Config shallow = config(1, 8, 256);  // 2 chunks: nothing to split
-  EXPECT_EQ(shallow.split_k * shallow.warps_k, 1);
+  EXPECT_LE(ctas(narrow, 80), resident);
+  const A16w4Config shallow = config(1, 8, 256);  // 2 chunks
+  EXPECT_EQ(shallow.split_k, 1);
+  EXPECT_LE(shallow.warps_k, 2);
   EXPECT_EQ(shallow.warps_n * shallow.warps_k, kA16w4Warps);
 }
 

@@ -44,6 +44,7 @@ template <int kRows, int kWarpsK, a16w4::ScaleCode kScale>
 __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4Warps) a16w4_dense_kernel(const DenseParams p) {
   constexpr int kWarpsN = kA16w4Warps / kWarpsK;
   __shared__ float parked[kWarpsK > 1 ? (kWarpsK - 1) * kWarpsN * 16 * 32 : 1];
+  __shared__ a16w4::WarpRing rings[kA16w4Warps];
   const int warp = threadIdx.x / 32, wn = warp % kWarpsN, wk = warp / kWarpsN;
   const int64_t warp_tile = int64_t(blockIdx.y) * kWarpsN + wn;
   const bool has_tile = warp_tile < p.layout.warp_tiles;
@@ -66,11 +67,13 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
                              kWarpsK};
   float accumulators[kA16w4TilesPerWarp][4] = {};
 
-  // Under programmatic dependent launch the previous grid may still run: wait for it before the first global
-  // access, then let the next grid be scheduled (it waits for ours in turn).
+  // Under programmatic dependent launch the previous grid may still run: the weights (which no kernel writes)
+  // are put in flight first, then wait for it before touching the activations and the output, then let the
+  // next grid be scheduled (it waits for ours in turn).
+  if (has_tile) a16w4::start_warp_tile(work, rings[warp]);
   ptx::wait_for_previous_grid();
   ptx::allow_dependent_launch();
-  if (has_tile) a16w4::multiply_warp_tile<kScale, kRows == 16>(work, accumulators);
+  if (has_tile) a16w4::multiply_warp_tile<kScale, kRows == 16>(work, rings[warp], accumulators);
   a16w4::sum_along_k<kWarpsN, kWarpsK>(accumulators, parked);
   if (wk != 0 || !has_tile) return;
   const a16w4::WarpOutput output{p.c,

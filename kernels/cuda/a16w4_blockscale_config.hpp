@@ -4,9 +4,12 @@
 // A CTA is four warps; each warp owns 32 columns of N (a16w4_layout.hpp) and 8 or 16 rows of M. The warps of a
 // CTA sit side by side along N (warps_n, sharing the activations through L1) or along K (warps_k, their partial
 // tiles summed in shared memory); CTAs split K further (split_k, summed in an fp32 workspace by the last CTA of
-// each tile to arrive). At decode M the weights are all the bytes, so the heuristic only has to keep enough
-// loads in flight: it aims for `kA16w4WarpsPerSm` warps on every SM with each warp walking at least
-// `kA16w4MinChunksPerWarp` chunks of K, and splits K no further than that.
+// each tile to arrive). At decode M the weights are all the bytes and every warp keeps kA16w4Stages - 1 chunks
+// in flight; what is left to choose is how the warp tiles x chunks of work fall on warps: the heuristic
+// estimates the time of every (warps_k, split_k) in units of one chunk a warp at the saturated bandwidth, wave
+// by wave (a last wave of few CTAs costs as much as a full one when each of its warps walks as many chunks),
+// and takes the cheapest. The old rule (16 warps on every SM, at least two chunks each) ran Llama-3.3-70B qkv
+// at TP1 as 640 CTAs, 1.2 waves of 528: the second wave cost as much as the first.
 #pragma once
 
 #include <algorithm>
@@ -18,8 +21,17 @@
 namespace shapescope::kernels::cuda {
 
 constexpr int kA16w4Warps = 4;
-constexpr int kA16w4WarpsPerSm = 16;
-constexpr int kA16w4MinChunksPerWarp = 2;
+constexpr int kA16w4WarpsPerSm = 16;  // resident: four CTAs of four warps (the kernels' launch bounds)
+// Warps an SM needs for the copy bandwidth. Every resident warp: planning for 8 (24 chunks, 60 KB, in flight an
+// SM) measured 3% slower over the Llama-3.3-70B decode points than planning for 16 (H100, 2026-11-25).
+constexpr int kA16w4SaturatingWarpsPerSm = 16;
+// K chunks in a warp's shared-memory ring (a16w4_blockscale_kernel.cuh): kA16w4Stages - 1 in flight, 2.5 KB each.
+constexpr int kA16w4Stages = 4;
+// Each wave of CTAs starts with its rings empty: one DRAM round trip, about one chunk time.
+constexpr double kA16w4WaveStartCost = 1.0;
+// A split of K costs the workspace reduction (the atomics, the arrival counter, the last CTA's pass: three
+// dependent round trips to L2), about two chunk times.
+constexpr double kA16w4SplitCost = 2.0;
 
 struct A16w4Config {
   int rows = 16;  // M rows a CTA covers: 8 (rows 8..15 of the mma never read) or 16
@@ -31,17 +43,44 @@ struct A16w4Config {
   int threads() const { return 32 * kA16w4Warps; }
 };
 
-// `tiles_mn`: output tiles of rows x 32 (warp tiles) the problem has in all; `chunks`: K chunks of 128.
+// The estimated time of `config` on `tiles_mn` warp tiles x `chunks` K chunks, in chunk times at the saturated
+// bandwidth: each wave's warps walk as many chunks as the busiest of them, sharing the bandwidth once more of
+// them run than saturate it.
+inline double a16w4_time(const A16w4Config& config, int64_t tiles_mn, int64_t chunks, int multiprocessors) {
+  const int64_t chunks_per_split = (chunks + config.split_k - 1) / config.split_k;
+  const int64_t chunks_per_warp = (chunks_per_split + config.warps_k - 1) / config.warps_k;
+  const int64_t ctas = (tiles_mn + config.warps_n - 1) / config.warps_n * config.split_k;
+  const int64_t resident = int64_t(multiprocessors) * (kA16w4WarpsPerSm / kA16w4Warps);
+  const double saturating = double(multiprocessors) * kA16w4SaturatingWarpsPerSm;
+  const auto wave = [&](int64_t wave_ctas) {
+    return double(chunks_per_warp) * std::max(double(wave_ctas * kA16w4Warps), saturating) / saturating;
+  };
+  const int64_t waves = (ctas + resident - 1) / resident;
+  const double last = ctas % resident == 0 ? 0.0 : wave(ctas % resident);
+  return double(ctas / resident) * wave(resident) + last + double(waves) * kA16w4WaveStartCost +
+         (config.split_k > 1 ? kA16w4SplitCost : 0.0);
+}
+
+// `tiles_mn`: output tiles of rows x 32 (warp tiles) the problem has in all; `chunks`: K chunks of 128. Of equal
+// estimates the first wins: K split among the warps of a CTA (summed in shared memory) before among CTAs, and
+// the fewest splits.
 inline A16w4Config choose_a16w4_config(int64_t m_per_tile_set, int64_t tiles_mn, int64_t chunks, int multiprocessors) {
-  A16w4Config config;
-  config.rows = m_per_tile_set <= 8 ? 8 : 16;
-  const int64_t wanted = int64_t(multiprocessors) * kA16w4WarpsPerSm;
-  const int64_t along_k = std::clamp<int64_t>((wanted + tiles_mn - 1) / std::max<int64_t>(tiles_mn, 1), 1,
-                                              std::max<int64_t>(chunks / kA16w4MinChunksPerWarp, 1));
-  config.warps_k = along_k >= 4 ? 4 : along_k >= 2 ? 2 : 1;
-  config.warps_n = kA16w4Warps / config.warps_k;
-  config.split_k = int(std::clamp<int64_t>((along_k + config.warps_k - 1) / config.warps_k, 1, chunks));
-  return config;
+  A16w4Config best;
+  best.rows = m_per_tile_set <= 8 ? 8 : 16;
+  double best_time = -1.0;
+  for (const int warps_k : {4, 2, 1}) {
+    if (warps_k > chunks && warps_k > 1) continue;  // warps with no chunk
+    const int64_t most_splits = std::max<int64_t>(chunks / warps_k, 1);
+    for (int64_t split_k = 1; split_k <= most_splits; ++split_k) {
+      A16w4Config config = best;
+      config.warps_k = warps_k;
+      config.warps_n = kA16w4Warps / warps_k;
+      config.split_k = int(split_k);
+      const double time = a16w4_time(config, tiles_mn, chunks, multiprocessors);
+      if (best_time < 0.0 || time < best_time) best = config, best_time = time;
+    }
+  }
+  return best;
 }
 
 // Past decode the streaming kernel stops being the fast way to run a dense FP4 layer: each 16-row tile of M
@@ -68,7 +107,8 @@ inline bool a16w4_dequantizes(int64_t m, double flops_per_byte) {
 
 inline std::string describe(const A16w4Config& config) {
   return "mma16816_m" + std::to_string(config.rows) + "n" + std::to_string(config.tile_n()) + "k128_wk" +
-         std::to_string(config.warps_k) + "_split" + std::to_string(config.split_k);
+         std::to_string(config.warps_k) + "_stages" + std::to_string(kA16w4Stages) + "_split" +
+         std::to_string(config.split_k);
 }
 
 }  // namespace shapescope::kernels::cuda

@@ -82,6 +82,7 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
     a16w4_grouped_kernel(const GroupedParams p) {
   constexpr int kWarpsN = kA16w4Warps / kWarpsK;
   __shared__ float parked[kWarpsK > 1 ? (kWarpsK - 1) * kWarpsN * 16 * 32 : 1];
+  __shared__ a16w4::WarpRing rings[kA16w4Warps];
   const int warp = threadIdx.x / 32, wn = warp % kWarpsN, wk = warp / kWarpsN;
   const int64_t warp_tile = int64_t(blockIdx.y) * kWarpsN + wn;
   const bool has_tile = warp_tile < p.layout.warp_tiles;
@@ -113,7 +114,10 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
                                end,
                                kWarpsK};
     float accumulators[kA16w4TilesPerWarp][4] = {};
-    if (has_tile) a16w4::multiply_warp_tile<kScale, kRows == 16>(work, accumulators);
+    if (has_tile) {
+      a16w4::start_warp_tile(work, rings[warp]);
+      a16w4::multiply_warp_tile<kScale, kRows == 16>(work, rings[warp], accumulators);
+    }
     a16w4::sum_along_k<kWarpsN, kWarpsK>(accumulators, parked);
     if (wk == 0 && has_tile) {
       const a16w4::WarpOutput output{

@@ -1,8 +1,8 @@
 // The physical layout of FP4 (e2m1) weights and their block scales as our W4A16 kernels read them, shared by
 // the packer (a16w4_weights.cu, in a session's untimed prepare) and the kernels (a16w4_blockscale_kernel.cuh).
 //
-// Weights stream once, so the layout is made for 16-byte loads straight into registers, with no shared memory:
-// a warp owns 32 columns of N (four mma.sync n8 tiles) and walks K in chunks of 128. For one (n8 tile, chunk)
+// Weights stream once, so the layout is made for 16-byte copies that each lane reads back whole (through its
+// own slots of a shared-memory ring, a16w4_blockscale_kernel.cuh), with no rearranging: a warp owns 32 columns of N (four mma.sync n8 tiles) and walks K in chunks of 128. For one (n8 tile, chunk)
 // the 32 lanes load 16 contiguous bytes each (512 bytes a warp), which are exactly the B fragments of the lane
 // for all 8 mma k-steps of the chunk. A mma sums over K, so any permutation of K that A and B share gives the
 // same product: lane (group g, quad q) holds row g of the tile at K = chunk*128 + s*32 + 8q + j (sub-chunk s =
