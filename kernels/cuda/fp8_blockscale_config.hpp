@@ -384,7 +384,7 @@ inline const Fp8CostedConfig& cheapest_fp8_config(const std::vector<Fp8CostedCon
 
 // Where every CTA's one unit of whole tiles fits in the ring (K at most its stages of 128), its
 // weights load while the previous grid ends (measured on the H100, 2026-11-25, DeepSeek-V3 TP8
-// decode, graph timing with PDL: kv_b K=512 -16%, the K=256 down projections -20%). The model
+// decode, graph timing with PDL: kv_b K=512 -14%, the K=256 down projections -18%). The model
 // does not price it: it leaves the choice as it was.
 inline Fp8BlockscaleConfig with_weights_ahead(Fp8BlockscaleConfig config, int64_t kblocks) {
   config.weights_ahead = fp8_weights_ahead_compiled(config.row_groups, config.cluster_split()) &&

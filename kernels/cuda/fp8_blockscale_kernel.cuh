@@ -264,14 +264,30 @@ struct SharedLayout {
   __device__ uint32_t a_scale_slot(int stage) const { return a_scales + stage * kBlockM * 4; }
 };
 
+// The copy engine's move of one K block of B (the weights) of unit w into a ring stage's B tile,
+// completing on its full barrier: one box, or for pre-shuffled B one per 128-row sub-tile that exists.
+template <int kBlockN, bool kPreshuffledB>
+__device__ __forceinline__ void load_b_block(const Fp8BlockscaleParams& p, const fp8_detail::WorkUnit& w, int kb,
+                                             int kblocks, int sub_tiles, uint32_t b_tile, uint32_t full) {
+  using namespace fp8_detail;
+  constexpr int kSubTiles = kBlockN / kSubTileN;
+  if constexpr (kPreshuffledB) {
+    for (int h = 0; h < sub_tiles; ++h)  // a pre-shuffled tile is 128 consecutive 128-byte rows
+      tma::load_tile_2d(b_tile + h * kSubTileN * kTileBytesPerRow, &p.b_map, 0,
+                        int(preshuffled_tile_offset(w.tile.n_block * kSubTiles + h, kb, kblocks) / kTileBytesPerRow),
+                        full);
+  } else {
+    tma::load_tile_2d(b_tile, &p.b_map, kb * kBlockK, w.tile.b_row, full);
+  }
+}
+
 // DenseWeightsAheadSchedule's copy thread. Before the previous grid has finished (programmatic
 // dependent launch) the weights do not depend on it, so where the CTA's first unit fits in the
 // ring all its B tiles go into the fresh stages at once, each full barrier announcing its whole
 // stage; after the wait A and its scales follow into the same stages, then the other units as
-// produce() loads them. Only where a whole unit fits: measured on the H100 (2026-11-25), the
-// first stages of a longer unit loaded ahead cost the deep-K decode shapes 6-11% (the early
-// copies delay the running grid's, whose time is its serial chain), L2 prefetches of more of
-// it 15-30%.
+// produce() loads them. Only where a whole unit fits: on the H100 (2026-11-25) L2 prefetches of
+// more of a longer unit made the deep-K decode shapes 11-38% slower (the early copies delay the
+// running grid's, whose time is its serial chain, not HBM).
 template <int kRowGroups, int kKGroups, int kBlockN, int kStages, bool kPreshuffledB, class Schedule, class Join>
 __device__ __forceinline__ void produce_with_weights_ahead(const typename Schedule::Params& params,
                                                            Schedule& schedule,
@@ -293,14 +309,7 @@ __device__ __forceinline__ void produce_with_weights_ahead(const typename Schedu
     const int kb = w.kb_begin + i;
     const uint32_t full = smem.full_barrier(i);
     tma::arrive_expect_bytes(full, p.a_box_rows * (kTileBytesPerRow + 4) + b_bytes);
-    if constexpr (kPreshuffledB) {
-      for (int h = 0; h < sub_tiles; ++h)  // a pre-shuffled tile is 128 consecutive 128-byte rows
-        tma::load_tile_2d(smem.b_tile(i) + h * kSubTileN * kTileBytesPerRow, &p.b_map, 0,
-                          int(preshuffled_tile_offset(w.tile.n_block * kSubTiles + h, kb, kblocks) / kTileBytesPerRow),
-                          full);
-    } else {
-      tma::load_tile_2d(smem.b_tile(i), &p.b_map, kb * kBlockK, w.tile.b_row, full);
-    }
+    load_b_block<kBlockN, kPreshuffledB>(p, w, kb, kblocks, sub_tiles, smem.b_tile(i), full);
   }
   join_grid_order();
   for (int i = 0; i < ahead; ++i) {
@@ -341,14 +350,7 @@ __device__ __forceinline__ void produce(const typename Schedule::Params& params,
       tma::arrive_expect_bytes(full, p.a_box_rows * (kTileBytesPerRow + 4) + b_bytes);
       tma::load_tile_2d(smem.a_tile(stage), &p.a_map, kb * kBlockK, w.tile.a_row, full);
       tma::load_tile_2d(smem.a_scale_slot(stage), &p.a_scale_map, w.tile.a_scale_row, kb, full);
-      if constexpr (kPreshuffledB) {
-        for (int h = 0; h < sub_tiles; ++h)  // a pre-shuffled tile is 128 consecutive 128-byte rows
-          tma::load_tile_2d(smem.b_tile(stage) + h * kSubTileN * kTileBytesPerRow, &p.b_map, 0,
-                            int(preshuffled_tile_offset(w.tile.n_block * kSubTiles + h, kb, kblocks) / kTileBytesPerRow),
-                            full);
-      } else {
-        tma::load_tile_2d(smem.b_tile(stage), &p.b_map, kb * kBlockK, w.tile.b_row, full);
-      }
+      load_b_block<kBlockN, kPreshuffledB>(p, w, kb, kblocks, sub_tiles, smem.b_tile(stage), full);
     }
   }
 }
