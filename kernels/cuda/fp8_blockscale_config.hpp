@@ -215,7 +215,8 @@ struct GridCostModel {
     double tiles_per_b_column = 1; // tiles sharing one B tile column (run back to back)
   };
   // The 64-row decode tile's partial tiles move only their rows that hold output, that share of
-  // the tile (the rows of one ring stage of A, M rounded up to 8); taller tiles move all rows.
+  // the tile: at most the rows of one ring stage of A (M rounded up to 8; grouped: the largest
+  // group's); taller tiles move all rows.
   static double output_row_share(const Work& work, const Fp8BlockscaleConfig& config) {
     return config.row_groups == 1 ? work.a_rows / double(config.block_m()) : 1.0;
   }
