@@ -270,6 +270,45 @@ TEST(Fp8BlockscaleConfig, ShortLastWavesSplitAlongKWhereTheModelPricesItLower) {
   EXPECT_TRUE(with_tail_split_over(Fp8BlockscaleConfig{2, 1, 128}, 64, 150, 1, 2, kH100).has_value());
 }
 
+// The 64-row decode tile loads its weights ahead of the previous grid where a CTA's whole K fits
+// in its ring, and only there: no split, no taller tile; the name says so and reads back.
+TEST(Fp8BlockscaleConfig, WeightsLoadAheadOfThePreviousGridWhereTheWholeKFitsTheRing) {
+  for (const int64_t m : {1, 4, 16, 64, 65, 1024}) {
+    for (const int64_t k : {256, 512, 768, 896, 1536, 7168}) {
+      const GemmShape shape{m, 4096, k, 1};
+      const Fp8BlockscaleConfig config = choose_fp8_blockscale_config(shape, kH100);
+      SCOPED_TRACE("M=" + std::to_string(m) + " K=" + std::to_string(k) + " " + describe(config));
+      const int64_t kblocks = (k + kFp8BlockK - 1) / kFp8BlockK;
+      EXPECT_EQ(config.weights_ahead, config.row_groups == 1 && !config.cluster_split() && !config.tail_split() &&
+                                          kblocks <= config.stages());
+      EXPECT_EQ(describe(config).find("_weightsahead") != std::string::npos, config.weights_ahead);
+      const std::optional<Fp8BlockscaleConfig> read = parse_fp8_config_name("fp8_blockscale/" + describe(config) + "+pdl");
+      ASSERT_TRUE(read.has_value());
+      EXPECT_EQ(read->weights_ahead, config.weights_ahead);
+      if (m <= kFp8SmallMLimit && k <= 768) {
+        EXPECT_TRUE(config.weights_ahead);  // DeepSeek-V3 kv_b and the K=256 down projections at decode
+      }
+    }
+  }
+}
+
+// At decode the 64-row tile's partial tiles carry only the rows that hold output, so the model
+// prices a split of a narrow deep-K shape lower at M=4 than at M=64 (where every row holds output).
+TEST(Fp8BlockscaleConfig, DecodeSplitsPricePartialTilesByTheRowsThatHoldOutput) {
+  const Fp8BlockscaleConfig decode = with_split(kFp8Instances[1].with_split_k(4), GemmShape{4, 512, 7168, 1}, 4, kH100);
+  const Fp8BlockscaleConfig taller = with_split(kFp8Instances[3].with_split_k(2), GemmShape{4, 512, 7168, 1}, 2, kH100);
+  const auto share = [](const GemmShape& shape, const Fp8BlockscaleConfig& config) {
+    return GridCostModel::output_row_share(GridCostModel::dense_work(shape, config), config);
+  };
+  EXPECT_DOUBLE_EQ(share(GemmShape{4, 512, 7168, 1}, decode), 8.0 / 64.0);  // M rounded up to 8
+  EXPECT_DOUBLE_EQ(share(GemmShape{33, 512, 7168, 1}, decode), 40.0 / 64.0);
+  EXPECT_DOUBLE_EQ(share(GemmShape{64, 512, 7168, 1}, decode), 1.0);
+  EXPECT_DOUBLE_EQ(share(GemmShape{4, 512, 7168, 1}, taller), 1.0);  // the taller tiles move every row
+  const GridCostModel model;
+  EXPECT_LT(model.microseconds(GemmShape{4, 512, 7168, 1}, decode, 4, kH100) + 3 * model.partial_tile_us * 0.8,
+            model.microseconds(GemmShape{64, 512, 7168, 1}, decode, 4, kH100));  // 3 partial tiles of 8 rows, not 64
+}
+
 // Profiles name the configuration in kernel_name; bench/cost_model_fit reads it back.
 TEST(Fp8BlockscaleConfig, ConfigurationNamesReadBack) {
   for (const Fp8Instance& instance : kFp8Instances) {

@@ -65,12 +65,16 @@ void launch_fp8_schedule(const typename Schedule::Params& params, const Fp8Block
       : launch_fp8_instance_for<false, Schedule>(params, config, spec, programmatic, stream);
 }
 
-// The split of the last wave runs in instances of its own, so those without it are unchanged by it.
+// The split of the last wave and the weights loaded ahead run in instances of their own, so those
+// without them are unchanged by them.
 void launch_fp8_blockscale(const Fp8LastWaveSplitParams& params, const Fp8BlockscaleConfig& config,
                            const Fp8DeviceSpec& spec, WeightOrder order, bool programmatic, cudaStream_t stream) {
-  config.tail_split()
-      ? launch_fp8_schedule<LastWaveSplitSchedule>(params, config, spec, order, programmatic, stream)
-      : launch_fp8_schedule<DenseSchedule>(params.gemm, config, spec, order, programmatic, stream);
+  if (config.tail_split())
+    launch_fp8_schedule<LastWaveSplitSchedule>(params, config, spec, order, programmatic, stream);
+  else if (config.weights_ahead)
+    launch_fp8_schedule<DenseWeightsAheadSchedule>(params.gemm, config, spec, order, programmatic, stream);
+  else
+    launch_fp8_schedule<DenseSchedule>(params.gemm, config, spec, order, programmatic, stream);
 }
 
 // The tensor maps B is copied through: one per tile width (a pre-shuffled copy moves

@@ -68,6 +68,9 @@ struct Fp8BlockscaleConfig {
   // run whole, the others in K ranges of tail_kblocks, one per CTA.
   int dp_tiles = 0;
   int tail_kblocks = 0;
+  // Each CTA's first unit fits in the ring and its B tiles load before the previous grid ends
+  // (programmatic dependent launch; DenseWeightsAheadSchedule).
+  bool weights_ahead = false;
 
   int block_m() const { return row_groups * 64; }
   bool cluster_split() const { return split_k > 1; }
@@ -138,6 +141,10 @@ constexpr int fp8_tallest_tile_rows() {
 // warpgroups have no register to spare for it (its main loop spilled).
 constexpr bool fp8_tail_split_compiled(int row_groups) { return row_groups < 3; }
 
+// Which instances load B ahead of the previous grid: the unclustered 64-row decode tile only
+// (the other instances stay the machine code they were).
+constexpr bool fp8_weights_ahead_compiled(int row_groups, bool cluster_split) { return row_groups == 1 && !cluster_split; }
+
 // The f32 partial tile a CTA of `config` hands on (split-K over the last wave), and the largest of any instance.
 inline int64_t fp8_partial_tile_floats(const Fp8BlockscaleConfig& config) {
   return int64_t(config.block_m()) * config.block_n;
@@ -207,6 +214,12 @@ struct GridCostModel {
     double b_column_bytes = 0;     // one tile column of B (block_n x K)
     double tiles_per_b_column = 1; // tiles sharing one B tile column (run back to back)
   };
+  // The 64-row decode tile's partial tiles move only their rows that hold output, that share of
+  // the tile: at most the rows of one ring stage of A (M rounded up to 8; grouped: the largest
+  // group's); taller tiles move all rows.
+  static double output_row_share(const Work& work, const Fp8BlockscaleConfig& config) {
+    return config.row_groups == 1 ? work.a_rows / double(config.block_m()) : 1.0;
+  }
 
   static Work dense_work(const GemmShape& shape, const Fp8BlockscaleConfig& config) {
     Work work;
@@ -243,7 +256,8 @@ struct GridCostModel {
     double total = double(work.tiles / clusters) * round_us(clusters) + (last_round ? round_us(last_round) : 0.0) +
                    startup_us;
     if (used_splits > 1)
-      total += split_fixed_us + double(rounds * (used_splits - 1) * config.row_groups) * partial_tile_us;
+      total += split_fixed_us + double(rounds * (used_splits - 1) * config.row_groups) * partial_tile_us *
+                                    output_row_share(work, config);
     return total;
   }
 
@@ -279,7 +293,8 @@ struct GridCostModel {
     const double whole_wave_us =
         std::max(double(work.kblocks) * kblock + unit_end_us(config), hbm_us(work, std::min(ctas, work.tiles)));
     const int64_t tail_tiles = work.tiles - config.dp_tiles;
-    const double partial_us = partial_tile_us * config.row_groups * double(config.block_n / 128);
+    const double partial_us =
+        partial_tile_us * config.row_groups * double(config.block_n / 128) * output_row_share(work, config);
     const double range_us = double(config.tail_kblocks) * kblock + unit_end_us(config) +
                             double(config.ctas_per_tile(work.kblocks)) * partial_us + split_fixed_us;
     return double(config.dp_tiles / ctas) * whole_wave_us + std::max(range_us, hbm_us(work, tail_tiles)) +
@@ -368,6 +383,16 @@ inline const Fp8CostedConfig& cheapest_fp8_config(const std::vector<Fp8CostedCon
   return *best;
 }
 
+// Where every CTA's one unit of whole tiles fits in the ring (K at most its stages of 128), its
+// weights load while the previous grid ends (measured on the H100, 2026-11-25, DeepSeek-V3 TP8
+// decode, graph timing with PDL: kv_b K=512 -14%, the K=256 down projections -18%). The model
+// does not price it: it leaves the choice as it was.
+inline Fp8BlockscaleConfig with_weights_ahead(Fp8BlockscaleConfig config, int64_t kblocks) {
+  config.weights_ahead = fp8_weights_ahead_compiled(config.row_groups, config.cluster_split()) &&
+                         !config.tail_split() && kblocks <= config.stages();
+  return config;
+}
+
 // The choice under `model` (bench/cost_model_fit tries refitted constants through it).
 inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, const Fp8DeviceSpec& spec,
                                                         const GridCostModel& model) {
@@ -429,7 +454,7 @@ inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, 
     throw UserError("fp8_blockscale: no compiled instance fits " + spec.name + " (" +
                     std::to_string(spec.shared_bytes_per_block_optin) + " bytes of shared memory per block) at M=" +
                     std::to_string(shape.m) + "; pick another kernel");
-  return cheapest_fp8_config(costed).config;
+  return with_weights_ahead(cheapest_fp8_config(costed).config, kblocks);
 }
 
 inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, const Fp8DeviceSpec& spec) {
@@ -441,12 +466,13 @@ inline std::string describe(const Fp8BlockscaleConfig& config) {
          std::to_string(config.k_groups) + "_s" + std::to_string(config.stages()) + "_splitk" +
          std::to_string(config.split_k) + "_grid" + std::to_string(config.ctas) +
          (config.tail_split() ? "_tailk" + std::to_string(config.tail_kblocks) + "_dp" + std::to_string(config.dp_tiles)
-                              : "");
+                              : "") +
+         (config.weights_ahead ? "_weightsahead" : "");
 }
 
 // The configuration a name written by describe() holds, found anywhere in `text` (a profile's
 // kernel_name, "fp8_blockscale/ws_m64n128k128_kgroups2_s6_splitk1_grid132+pdl", or with
-// "_tailk8_dp0" after the grid); nullopt when it holds none. kblocks_per_split is not in
+// "_tailk8_dp0" and/or "_weightsahead" after the grid); nullopt when it holds none. kblocks_per_split is not in
 // the name and stays 1.
 inline std::optional<Fp8BlockscaleConfig> parse_fp8_config_name(const std::string& text) {
   const std::size_t at = text.find("ws_m");
@@ -462,6 +488,7 @@ inline std::optional<Fp8BlockscaleConfig> parse_fp8_config_name(const std::strin
   if (tail != std::string::npos &&
       std::sscanf(text.c_str() + tail, "_tailk%d_dp%d", &config.tail_kblocks, &config.dp_tiles) != 2)
     return std::nullopt;
+  config.weights_ahead = text.find("_weightsahead", at) != std::string::npos;
   return config;
 }
 

@@ -39,6 +39,7 @@ class GroupedSchedule {
  public:
   using Params = Fp8GroupedParams;
   static constexpr bool kPartialTiles = true;
+  static constexpr bool kWeightsAhead = false;  // its rows per group are read from global memory
   static constexpr bool uses(const Fp8Instance& instance) { return fp8_grouped_instance(instance); }
 
   __device__ static const Fp8BlockscaleParams& gemm(const Params& p) { return p.gemm; }

@@ -17,6 +17,9 @@
 // 32 KB for 4.2, and an SM's intake of bytes, not its tensor cores, is what bounds
 // the large GEMMs.
 //
+// At decode the 64-row tile's split-K reductions (cluster and last wave) move only the partial
+// tiles' rows that hold output, a few of its 64.
+//
 // Split-K across CTAs: the split_k CTAs of one thread-block cluster take the K
 // slices of the same tiles; ranks 1.. leave their fp32 partial tile in their shared
 // memory and rank 0 pulls them over the cluster's shared-memory network (no global
@@ -41,7 +44,10 @@
 // Which tiles exist and where their rows live is the Schedule's (a template parameter;
 // every thread holds its own, as it walks its units in increasing order): DenseSchedule
 // (here) walks the M x N tiles of one GEMM, LastWaveSplitSchedule (here) the same tiles with
-// the last wave split along K; GroupedSchedule
+// the last wave split along K, DenseWeightsAheadSchedule (here) the same tiles with each CTA's
+// first unit's weights loaded before the previous grid ends (the 64-row decode tile where the
+// whole K fits in its ring: at decode the weights stream while the previous GEMM finishes);
+// GroupedSchedule
 // (fp8_blockscale_grouped_schedule.cuh) walks the tiles of every group of a grouped GEMM
 // and writes the rows of a group's last, partial tile itself, so no tile spills into
 // the next group. The body is the same for both.
@@ -162,6 +168,7 @@ __device__ __forceinline__ void ring_position(uint32_t q, int& stage, uint32_t& 
 struct DenseSchedule {
   using Params = Fp8BlockscaleParams;
   static constexpr bool kPartialTiles = false;  // every tile stores through the tensor map
+  static constexpr bool kWeightsAhead = false;  // no B ahead of the previous grid (DenseWeightsAheadSchedule)
   template <class Instance>
   static constexpr bool uses(const Instance&) {  // every compiled instance
     return true;
@@ -186,6 +193,7 @@ struct DenseSchedule {
 struct LastWaveSplitSchedule {
   using Params = Fp8LastWaveSplitParams;
   static constexpr bool kPartialTiles = false;
+  static constexpr bool kWeightsAhead = false;  // no B ahead of the previous grid (DenseWeightsAheadSchedule)
   static constexpr bool uses(const Fp8Instance& instance) {
     return !instance.cluster_split && fp8_tail_split_compiled(instance.row_groups);
   }
@@ -211,6 +219,16 @@ struct LastWaveSplitSchedule {
 };
 template <class Schedule>
 constexpr bool kSplitsLastWave = std::is_same_v<Schedule, LastWaveSplitSchedule>;
+
+// DenseSchedule's tiles with the B tiles of each CTA's first unit loaded before the previous
+// grid ends (load_weights_ahead): the 64-row decode tile only, launched where every first unit
+// fits in the ring (fp8_weights_ahead_compiled), so the other instances hold none of its code.
+struct DenseWeightsAheadSchedule : DenseSchedule {
+  static constexpr bool kWeightsAhead = true;
+  static constexpr bool uses(const Fp8Instance& instance) {
+    return fp8_weights_ahead_compiled(instance.row_groups, instance.cluster_split);
+  }
+};
 
 // The pre-shuffled B order: [n tile of 128 rows][K block][row][128 bytes in the 128-byte
 // swizzle], rows past N zero. A K-block tile is then one contiguous 16 KB run.
@@ -246,21 +264,79 @@ struct SharedLayout {
   __device__ uint32_t a_scale_slot(int stage) const { return a_scales + stage * kBlockM * 4; }
 };
 
+// The copy engine's move of one K block of B (the weights) of unit w into a ring stage's B tile,
+// completing on its full barrier: one box, or for pre-shuffled B one per 128-row sub-tile that exists.
+template <int kBlockN, bool kPreshuffledB>
+__device__ __forceinline__ void load_b_block(const Fp8BlockscaleParams& p, const fp8_detail::WorkUnit& w, int kb,
+                                             int kblocks, int sub_tiles, uint32_t b_tile, uint32_t full) {
+  using namespace fp8_detail;
+  constexpr int kSubTiles = kBlockN / kSubTileN;
+  if constexpr (kPreshuffledB) {
+    for (int h = 0; h < sub_tiles; ++h)  // a pre-shuffled tile is 128 consecutive 128-byte rows
+      tma::load_tile_2d(b_tile + h * kSubTileN * kTileBytesPerRow, &p.b_map, 0,
+                        int(preshuffled_tile_offset(w.tile.n_block * kSubTiles + h, kb, kblocks) / kTileBytesPerRow),
+                        full);
+  } else {
+    tma::load_tile_2d(b_tile, &p.b_map, kb * kBlockK, w.tile.b_row, full);
+  }
+}
+
+// DenseWeightsAheadSchedule's copy thread. Before the previous grid has finished (programmatic
+// dependent launch) the weights do not depend on it, so where the CTA's first unit fits in the
+// ring all its B tiles go into the fresh stages at once, each full barrier announcing its whole
+// stage; after the wait A and its scales follow into the same stages, then the other units as
+// produce() loads them. Only where a whole unit fits: on the H100 (2026-11-25) L2 prefetches of
+// more of a longer unit made the deep-K decode shapes 11-38% slower (the early copies delay the
+// running grid's, whose time is its serial chain, not HBM).
+template <int kRowGroups, int kKGroups, int kBlockN, int kStages, bool kPreshuffledB, class Schedule, class Join>
+__device__ __forceinline__ void produce_with_weights_ahead(const typename Schedule::Params& params,
+                                                           Schedule& schedule,
+                                                           const SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>& smem,
+                                                           const Join& join_grid_order) {
+  using namespace fp8_detail;
+  using Layout = SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>;
+  const Fp8BlockscaleParams& p = Schedule::gemm(params);
+  constexpr int kSubTiles = kBlockN / kSubTileN;
+  const int kblocks = (p.k + kBlockK - 1) / kBlockK;
+  const int first_unit = int(blockIdx.x) / p.split_k;
+  TileCoords tile;
+  const bool first = schedule.template next<Layout::kBlockM, kBlockN>(params, first_unit, tile);
+  const WorkUnit w = work_unit(p, tile, kblocks);
+  const int ahead = first && w.kb_count <= kStages ? w.kb_count : 0;
+  const int sub_tiles = min(kSubTiles, (p.n + kSubTileN - 1) / kSubTileN - w.tile.n_block * kSubTiles);
+  const uint32_t b_bytes = kPreshuffledB ? sub_tiles * kSubTileN * kBlockK : Layout::kBTileBytes;
+  for (int i = 0; i < ahead; ++i) {  // ring position i is stage i in its first phase
+    const int kb = w.kb_begin + i;
+    const uint32_t full = smem.full_barrier(i);
+    tma::arrive_expect_bytes(full, p.a_box_rows * (kTileBytesPerRow + 4) + b_bytes);
+    load_b_block<kBlockN, kPreshuffledB>(p, w, kb, kblocks, sub_tiles, smem.b_tile(i), full);
+  }
+  join_grid_order();
+  for (int i = 0; i < ahead; ++i) {
+    const int kb = w.kb_begin + i;
+    tma::load_tile_2d(smem.a_tile(i), &p.a_map, kb * kBlockK, w.tile.a_row, smem.full_barrier(i));
+    tma::load_tile_2d(smem.a_scale_slot(i), &p.a_scale_map, w.tile.a_scale_row, kb, smem.full_barrier(i));
+  }
+  produce<kRowGroups, kKGroups, kBlockN, kStages, kPreshuffledB>(params, schedule, smem, uint32_t(ahead), ahead > 0);
+}
+
 // The copy warp's loop: for every K block of every unit of this CTA, wait until the ring
-// stage is free, announce its bytes and start the copies into it.
+// stage is free, announce its bytes and start the copies into it; after the first units_ahead
+// units, whose copies fill ring positions [0, q_ahead) (produce_with_weights_ahead).
 template <int kRowGroups, int kKGroups, int kBlockN, int kStages, bool kPreshuffledB, class Schedule>
 __device__ __forceinline__ void produce(const typename Schedule::Params& params, Schedule& schedule,
-                                        const SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>& smem) {
+                                        const SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>& smem,
+                                        uint32_t q_ahead = 0, int units_ahead = 0) {
   using namespace fp8_detail;
   using Layout = SharedLayout<kRowGroups, kKGroups, kBlockN, kStages>;
   const Fp8BlockscaleParams& p = Schedule::gemm(params);
   constexpr int kSubTiles = kBlockN / kSubTileN;
   const int kblocks = (p.k + kBlockK - 1) / kBlockK;
   const int sub_tiles_in_n = (p.n + kSubTileN - 1) / kSubTileN;
-  uint32_t q = 0;
+  uint32_t q = q_ahead;
   TileCoords tile;
-  for (int unit = int(blockIdx.x) / p.split_k; schedule.template next<Layout::kBlockM, kBlockN>(params, unit, tile);
-       unit += int(gridDim.x) / p.split_k) {
+  for (int unit = int(blockIdx.x) / p.split_k + units_ahead * (int(gridDim.x) / p.split_k);
+       schedule.template next<Layout::kBlockM, kBlockN>(params, unit, tile); unit += int(gridDim.x) / p.split_k) {
     const WorkUnit w = work_unit(p, tile, kblocks);
     const int sub_tiles = min(kSubTiles, sub_tiles_in_n - w.tile.n_block * kSubTiles);  // pre-shuffled: those that exist
     const uint32_t b_bytes = kPreshuffledB ? sub_tiles * kSubTileN * kBlockK : Layout::kBTileBytes;
@@ -274,14 +350,7 @@ __device__ __forceinline__ void produce(const typename Schedule::Params& params,
       tma::arrive_expect_bytes(full, p.a_box_rows * (kTileBytesPerRow + 4) + b_bytes);
       tma::load_tile_2d(smem.a_tile(stage), &p.a_map, kb * kBlockK, w.tile.a_row, full);
       tma::load_tile_2d(smem.a_scale_slot(stage), &p.a_scale_map, w.tile.a_scale_row, kb, full);
-      if constexpr (kPreshuffledB) {
-        for (int h = 0; h < sub_tiles; ++h)  // a pre-shuffled tile is 128 consecutive 128-byte rows
-          tma::load_tile_2d(smem.b_tile(stage) + h * kSubTileN * kTileBytesPerRow, &p.b_map, 0,
-                            int(preshuffled_tile_offset(w.tile.n_block * kSubTiles + h, kb, kblocks) / kTileBytesPerRow),
-                            full);
-      } else {
-        tma::load_tile_2d(smem.b_tile(stage), &p.b_map, kb * kBlockK, w.tile.b_row, full);
-      }
+      load_b_block<kBlockN, kPreshuffledB>(p, w, kb, kblocks, sub_tiles, smem.b_tile(stage), full);
     }
   }
 }
@@ -398,10 +467,15 @@ __device__ __forceinline__ void consume(const typename Schedule::Params& params,
         const int splits = params.tail_splits;
         const int range = (unit - params.dp_tiles) % splits;
         const int first_cta = int(blockIdx.x) - range;
+        // The decode tile moves only the rows that hold output (at decode a few of its 64); the
+        // taller tiles all of them (their machine code stays as it was).
+        const bool top_row = kRowGroups > 1 || row_in_tile < w.tile.rows;
+        const bool bottom_row = kRowGroups > 1 || row_in_tile + 8 < w.tile.rows;
         if (range > 0) {  // a contributor: its sums into its slot, then counted in
           float* const mine = params.tail_partials + int64_t(blockIdx.x) * Layout::kPartialFloats + partial_index;
 #pragma unroll
-          for (int i = 0; i < kAccumulators; ++i) __stcg(mine + i * 128, accumulators[i]);
+          for (int i = 0; i < kAccumulators; ++i)
+            if ((i & 2) ? bottom_row : top_row) __stcg(mine + i * 128, accumulators[i]);
           tma::sync_named(kEpilogueBarrier, kEpilogueThreads);
           if (threadIdx.x == 0) {
             __threadfence();
@@ -420,7 +494,8 @@ __device__ __forceinline__ void consume(const typename Schedule::Params& params,
         for (int cta = first_cta + 1; cta < first_cta + splits; ++cta) {
           const float* const other = params.tail_partials + int64_t(cta) * Layout::kPartialFloats + partial_index;
 #pragma unroll
-          for (int i = 0; i < kAccumulators; ++i) accumulators[i] += __ldcg(other + i * 128);
+          for (int i = 0; i < kAccumulators; ++i)
+            if ((i & 2) ? bottom_row : top_row) accumulators[i] += __ldcg(other + i * 128);
         }
       }
     }
@@ -440,11 +515,15 @@ __device__ __forceinline__ void consume(const typename Schedule::Params& params,
         continue;
       }
       tma::wait_barrier_from_cluster(smem.partials_ready, unit_parity);
+      // The decode tile pulls only the rows that hold output (at decode a few of its 64).
+      const bool top_row = kRowGroups > 1 || row_in_tile < w.tile.rows;
+      const bool bottom_row = kRowGroups > 1 || row_in_tile + 8 < w.tile.rows;
       for (int r = 1; r < p.split_k; ++r) {
         const uint32_t remote = tma::map_to_rank(smem.cluster_partial + partial_index * 4, r);
         float pulled[kAccumulators];  // every load in flight before the first add
 #pragma unroll
-        for (int i = 0; i < kAccumulators; ++i) pulled[i] = tma::load_from_cluster(remote + i * 128 * 4);
+        for (int i = 0; i < kAccumulators; ++i)
+          pulled[i] = ((i & 2) ? bottom_row : top_row) ? tma::load_from_cluster(remote + i * 128 * 4) : 0.0f;
 #pragma unroll
         for (int i = 0; i < kAccumulators; ++i) accumulators[i] += pulled[i];
       }
@@ -548,8 +627,17 @@ __global__ void __launch_bounds__((kRowGroups * kKGroups + 1) * 128, 1)
       tma::prefetch_tensor_map(&p.a_scale_map);
       tma::prefetch_tensor_map(&p.b_map);
     }
-    join_grid_order();  // before the schedule's first read of the rows per group, too
-    if (copy_thread) produce<kRowGroups, kKGroups, kBlockN, kStages, kPreshuffledB>(params, schedule, smem);
+    if constexpr (Schedule::kWeightsAhead) {
+      if (copy_thread) {
+        produce_with_weights_ahead<kRowGroups, kKGroups, kBlockN, kStages, kPreshuffledB>(params, schedule, smem,
+                                                                                          join_grid_order);
+      } else {
+        join_grid_order();
+      }
+    } else {
+      join_grid_order();  // before the schedule's first read of the rows per group, too
+      if (copy_thread) produce<kRowGroups, kKGroups, kBlockN, kStages, kPreshuffledB>(params, schedule, smem);
+    }
   } else {
     if constexpr (kConsumers > 1) tma::claim_registers<fp8_detail::RegisterSplit<kConsumers>::consumer>();
     join_grid_order();

@@ -194,6 +194,65 @@ TEST(OwnKernels, ProgrammaticDependentLaunchKeepsResultsExact) {
   device->set_programmatic_launch(false);
 }
 
+// Under programmatic dependent launch the copy thread of the weights-ahead instance loads the B
+// tiles of a first unit that fits in the ring before the previous grid ends (the heuristic picks
+// it where K fits); A and its scales follow after the wait into the
+// same stages. And a split K moves only the partial tiles' rows that hold output. Over both weight
+// orders, tiny and unaligned M, units that fit the ring (K=256, K=512, K ranges of a split) and
+// units that do not (K=7168, K=1040 with a partial last K block, N off the 128 columns), cluster
+// splits and splits of the last wave: each checked on poisoned outputs, after a graph of 16
+// launches, and checked again.
+TEST(OwnKernels, WeightsLoadedAheadAndSplitsOfFewRowsKeepResultsExact) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  struct Case {
+    WeightShape weights;
+    const char* forced_name;  // a schedule forced (nullptr: the heuristic's)
+    const char* forced_value;
+  };
+  const std::vector<Case> cases = {{{4608, 7168, 1}, nullptr, nullptr},
+                                   {{1000, 1040, 1}, nullptr, nullptr},
+                                   {{2112, 256, 1}, nullptr, nullptr},
+                                   {{4096, 512, 1}, nullptr, nullptr},
+                                   {{1000, 1040, 1}, "SHAPESCOPE_FP8_TAIL_SPLITS", "2"},
+                                   {{512, 7168, 1}, "SHAPESCOPE_FP8_TAIL_SPLITS", "10"},
+                                   {{512, 7168, 1}, "SHAPESCOPE_FP8_SPLIT_K", "3"},
+                                   {{1000, 1040, 1}, "SHAPESCOPE_FP8_SPLIT_K", "2"}};
+  device->set_programmatic_launch(true);
+  uint64_t seed = 0xa7ead;
+  int runs = 0;
+  for (const char* kernel : {"fp8_blockscale", "fp8_blockscale_bpreshuffle"}) {
+    for (const Case& c : cases) {
+      const auto session = find_kernel(kernel).open(*device, c.weights, ++seed);
+      for (const int64_t m : {1, 7, 33, 64}) {
+        if (c.forced_name) {
+          ASSERT_EQ(setenv(c.forced_name, c.forced_value, 1), 0);
+        }
+        const auto gemm = session->prepare(m, ++seed);
+        if (c.forced_name) unsetenv(c.forced_name);
+        const std::string name = gemm->launch_name();
+        SCOPED_TRACE(std::string(kernel) + " N=" + std::to_string(c.weights.n) + " K=" + std::to_string(c.weights.k) +
+                     " M=" + std::to_string(m) + " " + name);
+        if (c.forced_name) {
+          EXPECT_NE(name.find(std::string(c.forced_name).find("TAIL") != std::string::npos ? "_tailk" : "_splitk" +
+                                                                                                   std::string(c.forced_value)),
+                    std::string::npos);
+        } else {  // the weights ahead run where the whole K fits in the 64-row tile's ring of 6 stages
+          EXPECT_EQ(name.find("_weightsahead") != std::string::npos, c.weights.k <= 6 * 128);
+        }
+        EXPECT_TRUE(gemm->check().passed(kExpectedError));
+        EXPECT_GT(device->capture(std::vector<PreparedGemm*>(16, gemm.get()))->replay_us(), 0.0);
+        const CheckResult result = gemm->check();
+        EXPECT_EQ(result.unwritten, 0) << "after the graph of 16 launches";
+        EXPECT_LE(result.rel_err, kExpectedError) << "after the graph of 16 launches";
+        ++runs;
+      }
+    }
+  }
+  device->set_programmatic_launch(false);
+  std::printf("  weights ahead of the previous grid, splits of few rows: %d configurations checked\n", runs);
+}
+
 // The FP8 heuristic's device spec, queried from the runtime: plausible on any GPU, and on
 // an H100 SXM the figures the reference spec (the listing without a GPU) was written from.
 TEST(OwnKernels, Fp8DeviceSpecIsQueriedFromTheGpu) {
