@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "kernels/cuda/a16w4_launch.cuh"
 #include "kernels/cuda/a16w4_tiled_config.hpp"
 #include "kernels/cuda/a16w4_tiled_launch.hpp"
 #include "kernels/cuda/a16w4_tiled_weights.cuh"
@@ -115,14 +116,14 @@ class A16w4TiledSession final : public GemmSession {
 std::optional<std::string> a16w4_tiled_unsupported_reason(const GemmShape& shape) {
   if (auto reason = batch_count_problem(shape)) return reason;
   if (auto reason = extent_problem(shape)) return reason;
-  if (auto reason = a16w4_tiled_k_problem(shape.k)) return reason;
+  if (auto reason = fp4_k_problem(shape.k)) return reason;
   return int32_index_problem({shape.m * a16w4_tiled_lda(shape.k), shape.m * shape.n, shape.n * shape.k});
 }
 
 }  // namespace
 
 KernelEntry a16w4_tiled_entry() {
-  KernelEntry entry(a16w4_tiled_identity(
+  KernelEntry entry(a16w4_identity(
       "a16w4_tiled",
       "A bf16, B e2m1 with e8m0 per 32 (mxfp4), ue4m3 per 16 + f32 per tensor (nvfp4) or e8m0 per 16 (e2m1_e8m0_16), "
       "dequantized to bf16 in shared memory, C bf16",
@@ -131,10 +132,10 @@ KernelEntry a16w4_tiled_entry() {
       "one, split-K with a fused reduction"));
   entry.unsupported_reason = a16w4_tiled_unsupported_reason;
   entry.describe_config = [](const GemmShape& shape) {
-    return describe(choose_dense_config(shape, a16w4_tiled_multiprocessors()));
+    return describe(choose_dense_config(shape, a16w4_multiprocessors()));
   };
   entry.config_for = [](const GemmShape& shape) {
-    const A16w4TiledConfig config = choose_dense_config(shape, a16w4_tiled_multiprocessors());
+    const A16w4TiledConfig config = choose_dense_config(shape, a16w4_multiprocessors());
     return KernelConfig{config.block_m, kA16w4TiledBlockN, 1, 1, 1, config.split_k};
   };
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/user_error.hpp"
+#include "kernels/cuda/a16w4_launch.cuh"
 #include "kernels/cuda/a16w4_tiled_config.hpp"
 #include "kernels/cuda/a16w4_tiled_launch.hpp"
 #include "kernels/cuda/a16w4_tiled_weights.cuh"
@@ -144,7 +145,7 @@ class A16w4TiledGroupedSession final : public GroupedGemmSession {
 
 std::optional<std::string> a16w4_tiled_grouped_unsupported_reason(const GroupedShape& shape) {
   if (shape.n < 1 || shape.k < 1) return "N and K must be positive";
-  if (auto reason = a16w4_tiled_k_problem(shape.k)) return reason;
+  if (auto reason = fp4_k_problem(shape.k)) return reason;
   if (shape.layout_rows() * std::max(shape.n, a16w4_tiled_lda(shape.k)) > int64_t(INT32_MAX) ||
       shape.groups() * shape.n * shape.k / 2 > int64_t(INT32_MAX) * 4)
     return "an operand over 2^31 elements";
@@ -154,7 +155,7 @@ std::optional<std::string> a16w4_tiled_grouped_unsupported_reason(const GroupedS
 }  // namespace
 
 GroupedKernelEntry a16w4_tiled_grouped_entry() {
-  GroupedKernelEntry entry(a16w4_tiled_identity(
+  GroupedKernelEntry entry(a16w4_identity(
       "a16w4_tiled_grouped",
       "A bf16 (contiguous or masked groups), B [groups] e2m1 with e8m0 per 32 (mxfp4), ue4m3 per 16 + f32 per tensor "
       "(nvfp4) or e8m0 per 16, dequantized to bf16 in shared memory, C bf16",
@@ -163,11 +164,11 @@ GroupedKernelEntry a16w4_tiled_grouped_entry() {
   entry.peak_kernel = "cublaslt_bf16";
   entry.unsupported_reason = a16w4_tiled_grouped_unsupported_reason;
   entry.describe_config = [](const GroupedShape& shape) {
-    const A16w4TiledConfig config = choose_grouped_config(shape, a16w4_tiled_multiprocessors());
+    const A16w4TiledConfig config = choose_grouped_config(shape, a16w4_multiprocessors());
     return describe(config) + " over " + std::to_string(row_units(shape, config.block_m)) + " row tiles";
   };
   entry.open = [](Device& device, const GroupedWeightShape& shape, uint64_t seed) -> std::unique_ptr<GroupedGemmSession> {
-    if (auto reason = a16w4_tiled_k_problem(shape.k))
+    if (auto reason = fp4_k_problem(shape.k))
       throw UserError("a16w4_tiled_grouped cannot run: " + *reason + "; pick another kernel for this shape");
     return std::make_unique<A16w4TiledGroupedSession>(as_cuda_device(device), shape, seed);
   };

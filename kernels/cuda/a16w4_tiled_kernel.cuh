@@ -1,9 +1,9 @@
 // The tiled W4A16 kernel (a16w4_tiled, a16w4_tiled_grouped): C (bf16) = A (bf16) x dequant(B)^T with B FP4
 // e2m1 in the layout of a16w4_tiled_config.hpp, on Hopper's wgmma.
 //
-// Each CTA (two warpgroups) walks its K range 64 at a time through a ring of stages that cp.async fills with
-// the activation tile (rows of 128 bytes in the 128-byte swizzle wgmma reads) and the step's codes and scale
-// codes. The CTA's threads turn one step's codes into a bf16 tile in that same swizzled K-major layout while
+// Each CTA (two warpgroups) walks its K range 64 at a time through two rings of stages that cp.async fills: the
+// activation tiles (rows of 128 bytes in the 128-byte swizzle wgmma reads) and, further ahead, the steps' codes
+// and scale codes. The CTA's threads turn one step's codes into a bf16 tile in that same swizzled K-major layout while
 // the tensor cores multiply the previous step's tile: e2m1 to bf16 through a byte-permute table, times the
 // block scale in bf16, which is exact (e2m1 x a power of two; e2m1 x ue4m3 has at most 6 significant bits).
 // The per-tensor scale multiplies the fp32 result. With K split across CTAs the fp32 partials meet in a

@@ -1,40 +1,19 @@
 // Host side of the tiled W4A16 kernel (a16w4_tiled_kernel.cuh), shared by a16w4_tiled and a16w4_tiled_grouped:
-// its instances by tile height and scale type, compiled once (a16w4_tiled_launch.cu).
+// its instances by tile height and scale type, compiled once (a16w4_tiled_launch.cu), and the activations' layout.
+// What all W4A16 entries share (identity, SMs planned for, the K they take) is a16w4_launch.cuh's.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <optional>
-#include <string>
-#include <utility>
 
 #include "common/block_format.hpp"
 #include "kernels/cuda/a16w4_tiled_config.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/device_buffer.hpp"
-#include "kernels/cuda/fp8_blockscale.hpp"
-#include "kernels/kernel.hpp"
-#include "kernels/operand_format.hpp"
 
 namespace shapescope::kernels::cuda {
-
-// The multiprocessors the heuristic plans for: the current GPU's, or the reference H100's without one.
-inline int a16w4_tiled_multiprocessors() {
-  return current_device_spec().value_or(fp8_reference_spec()).multiprocessors;
-}
-
-// A tiled W4A16 kernel's identity: the FP4 weight formats, and the bf16 peak class (weight-only: the math runs
-// at the bf16 tensor-core rate).
-inline KernelIdentity a16w4_tiled_identity(std::string name, std::string formats, std::string description) {
-  return {.name = std::move(name),
-          .backend = BackendKind::cuda,
-          .dtype = "bf16",
-          .formats = std::move(formats),
-          .formats_taken = a16w4_formats(),
-          .description = std::move(description)};
-}
 
 // Lets the instance for `config` and `scale` use its shared memory; once before its first launch (host only).
 void allow_a16w4_tiled_shared_memory(const A16w4TiledConfig& config, ScaleType scale);
@@ -42,12 +21,6 @@ void allow_a16w4_tiled_shared_memory(const A16w4TiledConfig& config, ScaleType s
 // One launch over `row_units` tiles of M (find_row_tile's units) x the N tiles x config.split_k.
 void launch_a16w4_tiled(const A16w4TiledParams& params, const A16w4TiledConfig& config, ScaleType scale,
                         int64_t row_units, bool programmatic, cudaStream_t stream);
-
-// Why the tiled kernels cannot run weights of K columns, or nothing.
-inline std::optional<std::string> a16w4_tiled_k_problem(int64_t k) {
-  if (k < 2 || k % 2 != 0) return "K=" + std::to_string(k) + " is not a positive even number (FP4 packs two elements per byte)";
-  return std::nullopt;
-}
 
 // The activations' row stride: K rounded up to 8 elements, so that every 16-byte copy is aligned.
 constexpr int64_t a16w4_tiled_lda(int64_t k) { return (k + 7) / 8 * 8; }
