@@ -6,18 +6,14 @@
 
 #include "common/user_error.hpp"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/grid_stride_launch.cuh"
 #include "kernels/synthetic_operands.hpp"
 
 namespace shapescope::kernels::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 constexpr uint8_t kE8m0Unit = 127, kUe4m3Unit = 0x38;  // 1.0: the scale of padding
 constexpr int kE8m0HighestCode = 252;                  // 6 x 2^125 is bf16's last finite e2m1 product
-
-unsigned grid_for(int64_t count) {
-  return unsigned(std::clamp<int64_t>((count + kThreads - 1) / kThreads, 1, 65535));
-}
 
 struct PackProblem {
   OperandEncoding encoding;
@@ -81,12 +77,9 @@ A16w4TiledWeights pack_a16w4_tiled_weights(const OperandEncoding& weights, uint6
   const PackProblem problem{weights, synthetic::kBStreams, seed, batch, n, k, packed.layout};
   DeviceBuffer<int> out_of_range(1);
   CUDA_CHECK(cudaMemsetAsync(out_of_range.data(), 0, sizeof(int), stream));
-  pack_codes_kernel<<<grid_for(batch * packed.layout.code_bytes()), kThreads, 0, stream>>>(packed.codes.data(),
-                                                                                          problem);
-  CUDA_CHECK_LAUNCH();
-  pack_scales_kernel<<<grid_for(batch * packed.layout.scale_bytes()), kThreads, 0, stream>>>(
-      packed.scales.data(), problem, out_of_range.data());
-  CUDA_CHECK_LAUNCH();
+  launch_grid_stride(pack_codes_kernel, batch * packed.layout.code_bytes(), stream, packed.codes.data(), problem);
+  launch_grid_stride(pack_scales_kernel, batch * packed.layout.scale_bytes(), stream, packed.scales.data(), problem,
+                     out_of_range.data());
   std::vector<float> tensor_scales(std::size_t(std::max<int64_t>(batch, 1)), 1.0f);
   for (int64_t b = 0; b < batch; ++b)
     tensor_scales[std::size_t(b)] = synthetic::tensor_scale_value(weights, synthetic::kBStreams, seed, b);
