@@ -1,8 +1,8 @@
 // a16w4_tiled: C (bf16) = A (bf16) x dequant(B)^T with B FP4 e2m1 in the MXFP4 (e8m0 per 32), NVFP4 (ue4m3
 // per 16 and an fp32 per-tensor scale) or e2m1_e8m0_16 layout, as one tiled GEMM on wgmma: the weights are
-// dequantized to bf16 in shared memory tile by tile (a16w4_tiled_kernel.cuh), so each CTA reads its 4-bit
-// weights once for 64 or 128 rows of M. Made for the M between decode (a16w4_blockscale's weight streaming) and
-// the large M where a bf16 GEMM of dequantized weights costs little more.
+// dequantized to bf16 in registers as wgmma's A operand (a16w4_tiled_kernel.cuh), so each CTA reads its 4-bit
+// weights once for 32, 64 or 128 rows of M. Made for the M between decode (a16w4_blockscale's weight streaming)
+// and the large M where a bf16 GEMM of dequantized weights costs little more.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -27,8 +27,8 @@ int64_t row_tiles(int64_t m, int block_m) { return (m + block_m - 1) / block_m; 
 
 A16w4TiledConfig choose_dense_config(const GemmShape& shape, int multiprocessors) {
   const A16w4TiledLayout layout = A16w4TiledLayout::of(shape.n, shape.k, 32);
-  return choose_a16w4_tiled_config(row_tiles(shape.m, 128), row_tiles(shape.m, 64), layout.n_tiles, layout.k_steps,
-                                   multiprocessors);
+  return choose_a16w4_tiled_config(row_tiles(shape.m, 128), row_tiles(shape.m, 64), row_tiles(shape.m, 32),
+                                   layout.n_tiles, layout.k_steps, multiprocessors);
 }
 
 class A16w4TiledPrepared final : public CudaPreparedGemm {
@@ -97,7 +97,7 @@ class A16w4TiledSession final : public GemmSession {
 
   std::size_t activation_bytes(int64_t m) const override {
     return std::size_t(m * a16w4_tiled_lda(shape_.k) * 2 + m * shape_.n * (2 + 4) +
-                       (m + 63) / 64 * weights_.layout.n_tiles * 4);
+                       (m + 31) / 32 * weights_.layout.n_tiles * 4);
   }
 
   std::unique_ptr<PreparedGemm> prepare(int64_t m, uint64_t seed) override {
@@ -126,10 +126,10 @@ KernelEntry a16w4_tiled_entry() {
   KernelEntry entry(a16w4_identity(
       "a16w4_tiled",
       "A bf16, B e2m1 with e8m0 per 32 (mxfp4), ue4m3 per 16 + f32 per tensor (nvfp4) or e8m0 per 16 (e2m1_e8m0_16), "
-      "dequantized to bf16 in shared memory, C bf16",
-      "ours: tiled W4A16 on wgmma bf16 (64 or 128 x 128 tiles, K 64 a step): cp.async stages of activations and "
-      "FP4 tiles, the CTA dequantizes the next tile into the 128-byte swizzle while the tensor cores multiply this "
-      "one, split-K with a fused reduction"));
+      "dequantized to bf16 in registers, C bf16",
+      "ours: tiled W4A16 on wgmma bf16 as C^T = W x A^T (128 weight rows x 32, 64 or 128 tokens, K 64 a step): "
+      "the weights dequantized in registers as wgmma's A operand while the previous step multiplies, the tokens "
+      "from a shared-memory ring a producer warp fills (mbarriers), split-K with a fused reduction"));
   entry.unsupported_reason = a16w4_tiled_unsupported_reason;
   entry.describe_config = [](const GemmShape& shape) {
     return describe(choose_dense_config(shape, a16w4_multiprocessors()));

@@ -1,11 +1,13 @@
 // The tiled W4A16 kernels (a16w4_tiled, a16w4_tiled_grouped): their weight layout, launch parameters and the
 // per-shape heuristic, apart from the kernel body (a16w4_tiled_kernel.cuh).
 //
-// A CTA computes kA16w4TiledBlockM (64 or 128) rows x 128 columns of the output over its K range, 64 of K a
-// step. The FP4 weights are kept tile by tile: for each 128-row tile of N and 64-column step of K, 128 rows of
-// 32 bytes of e2m1 codes (element 2j in the low nibble of byte j), then 128 rows of 64 / block_k scale codes,
-// so one step's weights are two contiguous runs that 16-byte copies bring to shared memory. N is padded to 128
-// and K to 64 with zero codes (and unit scales), so no copy of the weights is ever partial.
+// The kernel multiplies the transposed problem, C^T = W x A^T: a CTA computes 128 weight rows (N) x block_m
+// tokens (M: 32, 64 or 128) over its K range, 64 of K a step. The FP4 weights are kept tile by tile: for each
+// 128-row tile of N and 64-column step of K, 128 rows of 32 bytes of e2m1 codes, then 128 rows of 64 / block_k
+// scale codes. Within a row the codes are in the order the wgmma A fragment takes them: byte 8t + 2s + h holds
+// K = 16s + 2t + 8h (low nibble) and the next K (high nibble), so lane t of a quad loads its 16 codes of a row
+// as one 8-byte word. N is padded to 128 and K to 64 with zero codes (and unit scales), so no load of the
+// weights is ever partial.
 #pragma once
 
 #include <algorithm>
@@ -18,15 +20,13 @@ namespace shapescope::kernels::cuda {
 
 constexpr int kA16w4TiledBlockN = 128;
 constexpr int kA16w4TiledBlockK = 64;
-constexpr int kA16w4TiledThreads = 256;  // two warpgroups
+// Two consumer warpgroups (64 weight rows each) and a producer warpgroup that copies the activation tiles; one
+// CTA an SM, the producer handing most of its registers to the consumers.
+constexpr int kA16w4TiledConsumerThreads = 256;
+constexpr int kA16w4TiledThreads = kA16w4TiledConsumerThreads + 128;
 constexpr int kA16w4TiledCodeBytes = kA16w4TiledBlockN * kA16w4TiledBlockK / 2;  // one step's e2m1 codes
-// One step's weights in shared memory: the codes, then room for the scale codes of 16-element blocks.
-constexpr int kA16w4TiledWeightStageBytes = kA16w4TiledCodeBytes + kA16w4TiledBlockN * 4;
-// Two rings of copies: activation tiles (which wgmma reads in place) and the FP4 weights (read once, by the
-// dequantization a step ahead of the multiply), the weights further ahead since they come from DRAM. Two CTAs
-// of either height fit one SM's shared memory.
-constexpr int kA16w4TiledActivationStages = 3;
-SHAPESCOPE_HD constexpr int a16w4_tiled_weight_stages(int block_m) { return block_m == 128 ? 6 : 8; }
+// The ring of activation tiles the producer keeps ahead of the multiply (the weights go straight to registers).
+constexpr int kA16w4TiledActivationStages = 6;
 
 struct A16w4TiledLayout {
   int64_t n_tiles = 0;          // ceil(N / 128)
@@ -71,43 +71,39 @@ struct A16w4TiledParams {
 };
 
 struct A16w4TiledConfig {
-  int block_m = 128;
+  int block_m = 128;  // tokens a CTA multiplies (the wgmma N)
   int split_k = 1;
   int steps_per_split = 1;
 
-  int weight_stages() const { return a16w4_tiled_weight_stages(block_m); }
-  // Dynamic shared memory: two bf16 weight tiles (one multiplied while the next is dequantized), the
-  // activation ring, the weight ring, 1 KiB for alignment.
-  int shared_bytes() const {
-    return 2 * kA16w4TiledBlockN * kA16w4TiledBlockK * 2 +
-           kA16w4TiledActivationStages * block_m * kA16w4TiledBlockK * 2 +
-           weight_stages() * kA16w4TiledWeightStageBytes + 1024;
-  }
+  // Dynamic shared memory: the activation ring, 1 KiB for alignment.
+  int shared_bytes() const { return kA16w4TiledActivationStages * block_m * kA16w4TiledBlockK * 2 + 1024; }
 };
 
-// Output tiles are few at the M this kernel is for, so the heuristic aims for two CTAs on every SM (the shared
-// memory of two fits): 128-row tiles where those alone fill the SMs once, else 64-row ones, then K split in
-// powers of two while the CTAs stay within two per SM and each walks at least kA16w4TiledMinStepsPerSplit steps.
-// `row_tiles_128` / `row_tiles_64`: the problem's tiles of M at each height (summed over groups).
+// Output tiles are few at the M this kernel is for, so the heuristic aims to fill every SM: 128-token tiles
+// where those alone give each SM a CTA, else 32-token tiles where no tile would hold more (every group, or M,
+// within 32 rows), else 64; then K split in powers of two while the CTAs stay within one an SM and each split walks at least kA16w4TiledMinStepsPerSplit steps. `row_tiles_128` / `_64` / `_32`: the
+// problem's tiles of M at each height (summed over groups).
 constexpr int kA16w4TiledMinStepsPerSplit = 8;
 
-inline A16w4TiledConfig choose_a16w4_tiled_config(int64_t row_tiles_128, int64_t row_tiles_64, int64_t n_tiles,
-                                                  int64_t k_steps, int multiprocessors) {
+inline A16w4TiledConfig choose_a16w4_tiled_config(int64_t row_tiles_128, int64_t row_tiles_64, int64_t row_tiles_32,
+                                                  int64_t n_tiles, int64_t k_steps, int multiprocessors) {
   A16w4TiledConfig config;
-  config.block_m = row_tiles_128 * n_tiles >= multiprocessors ? 128 : 64;
-  const int64_t tiles = std::max<int64_t>((config.block_m == 128 ? row_tiles_128 : row_tiles_64) * n_tiles, 1);
+  int64_t row_tiles = row_tiles_128;
+  if (row_tiles_128 * n_tiles < multiprocessors) {
+    config.block_m = row_tiles_32 == row_tiles_64 ? 32 : 64;
+    row_tiles = row_tiles_64;
+  }
+  const int64_t tiles = std::max<int64_t>(row_tiles * n_tiles, 1);
   int64_t split = 1;
-  while (tiles * split * 2 <= 2 * int64_t(multiprocessors) && k_steps / (split * 2) >= kA16w4TiledMinStepsPerSplit)
-    split *= 2;
+  while (tiles * split * 2 <= multiprocessors && k_steps / (split * 2) >= kA16w4TiledMinStepsPerSplit) split *= 2;
   config.steps_per_split = int((k_steps + split - 1) / split);
   config.split_k = int((k_steps + config.steps_per_split - 1) / config.steps_per_split);
   return config;
 }
 
 inline std::string describe(const A16w4TiledConfig& config) {
-  return "wgmma_m" + std::to_string(config.block_m) + "n128k64_stages" + std::to_string(kA16w4TiledActivationStages) +
-         "x" + std::to_string(config.weight_stages()) +
-         "_split" + std::to_string(config.split_k);
+  return "wgmma_rs_w128t" + std::to_string(config.block_m) + "k64_stages" +
+         std::to_string(kA16w4TiledActivationStages) + "_split" + std::to_string(config.split_k);
 }
 
 }  // namespace shapescope::kernels::cuda

@@ -31,8 +31,8 @@ int64_t group_row_tiles(const GroupedShape& shape, int block_m) {
 
 A16w4TiledConfig choose_grouped_config(const GroupedShape& shape, int multiprocessors) {
   const A16w4TiledLayout layout = A16w4TiledLayout::of(shape.n, shape.k, 32);
-  return choose_a16w4_tiled_config(group_row_tiles(shape, 128), group_row_tiles(shape, 64), layout.n_tiles,
-                                   layout.k_steps, multiprocessors);
+  return choose_a16w4_tiled_config(group_row_tiles(shape, 128), group_row_tiles(shape, 64), group_row_tiles(shape, 32),
+                                   layout.n_tiles, layout.k_steps, multiprocessors);
 }
 
 // The grid's row units: each group's row tiles (contiguous), or every tile a masked slot can hold.
@@ -131,7 +131,7 @@ class A16w4TiledGroupedSession final : public GroupedGemmSession {
   std::size_t activation_bytes(const GroupedShape& shape) const override {
     const int64_t rows = shape.layout_rows();
     return std::size_t(rows * a16w4_tiled_lda(shape.k) * 2 * 2 + rows * shape.n * (2 + 4) +
-                       (row_units(shape, 64) + 1) * weights_.packed.layout.n_tiles * 4 + shape.groups() * 4);
+                       (row_units(shape, 32) + 1) * weights_.packed.layout.n_tiles * 4 + shape.groups() * 4);
   }
 
   std::unique_ptr<GroupedPreparedGemm> prepare(const GroupedShape& shape, uint64_t seed) override {
@@ -158,7 +158,7 @@ GroupedKernelEntry a16w4_tiled_grouped_entry() {
   GroupedKernelEntry entry(a16w4_identity(
       "a16w4_tiled_grouped",
       "A bf16 (contiguous or masked groups), B [groups] e2m1 with e8m0 per 32 (mxfp4), ue4m3 per 16 + f32 per tensor "
-      "(nvfp4) or e8m0 per 16, dequantized to bf16 in shared memory, C bf16",
+      "(nvfp4) or e8m0 per 16, dequantized to bf16 in registers, C bf16",
       "ours: a16w4_tiled's wgmma W4A16 tiles over every expert's rows in one launch; CTAs find their expert on the "
       "device, partial tiles at group ends, split-K with a fused reduction"));
   entry.peak_kernel = "cublaslt_bf16";

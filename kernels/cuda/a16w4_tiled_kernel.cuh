@@ -1,13 +1,14 @@
 // The tiled W4A16 kernel (a16w4_tiled, a16w4_tiled_grouped): C (bf16) = A (bf16) x dequant(B)^T with B FP4
-// e2m1 in the layout of a16w4_tiled_config.hpp, on Hopper's wgmma.
+// e2m1 in the layout of a16w4_tiled_config.hpp, on Hopper's wgmma, as the transposed product C^T = W x A^T.
 //
-// Each CTA (two warpgroups) walks its K range 64 at a time through two rings of stages that cp.async fills: the
-// activation tiles (rows of 128 bytes in the 128-byte swizzle wgmma reads) and, further ahead, the steps' codes
-// and scale codes. The CTA's threads turn one step's codes into a bf16 tile in that same swizzled K-major layout while
-// the tensor cores multiply the previous step's tile: e2m1 to bf16 through a byte-permute table, times the
-// block scale in bf16, which is exact (e2m1 x a power of two; e2m1 x ue4m3 has at most 6 significant bits).
-// The per-tensor scale multiplies the fp32 result. With K split across CTAs the fp32 partials meet in a
-// workspace that the last CTA of each tile writes out and leaves at zero.
+// The weights are wgmma's A operand, from registers: each consumer thread loads its fragment's codes and scale
+// codes from global memory a few steps ahead of use, and turns them into the bf16 pairs of the m64k16 fragment
+// (e2m1 to bf16 through a byte-permute table, times the block scale in bf16: exact, e2m1 x a power of two or
+// e2m1 x ue4m3 having at most 6 significant bits) while the tensor cores multiply the previous step. The tokens
+// are the B operand: a producer warp copies each step's activation tile (K-major, 128-byte swizzle) into a ring
+// of shared-memory stages, announced full and handed back empty through mbarriers, so no CTA-wide barrier runs
+// in the K loop. The per-tensor scale multiplies the fp32 result, written transposed. With K split across CTAs
+// the fp32 partials meet in a workspace that the last CTA of each tile writes out and leaves at zero.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -16,6 +17,7 @@
 
 #include "kernels/cuda/a16w4_tiled_config.hpp"
 #include "kernels/cuda/hopper_ptx.cuh"
+#include "kernels/cuda/hopper_tma.cuh"
 #include "kernels/cuda/hopper_wgmma_bf16.cuh"
 
 namespace shapescope::kernels::cuda::a16w4_tiled {
@@ -71,9 +73,10 @@ __device__ __forceinline__ uint32_t multiply_bf16x2(uint32_t a, uint32_t b) {
 }
 
 // The 8 e2m1 codes of `word` (code j in bits 4j..4j+3) as 4 bf16 pairs (code 2i in the low half of pair i),
-// times `scale` (a bf16x2 with both halves equal). The magnitude (3 bits) indexes a byte-permute table of the
-// bf16 bytes of 0, 0.5, 1, 1.5, 2, 3, 4, 6; the sign bit moves to the top of its half.
-__device__ __forceinline__ uint4 dequantize_8(uint32_t word, uint32_t scale) {
+// pairs 0 and 1 times `scale_first`, 2 and 3 times `scale_last` (bf16x2s with both halves equal). The magnitude
+// (3 bits) indexes a byte-permute table of the bf16 bytes of 0, 0.5, 1, 1.5, 2, 3, 4, 6; the sign bit moves to
+// the top of its half.
+__device__ __forceinline__ uint4 dequantize_8(uint32_t word, uint32_t scale_first, uint32_t scale_last) {
   constexpr uint32_t kHigh0 = 0x3F3F3F00u, kHigh1 = 0x40404040u;  // high bytes of magnitudes 0..3, 4..7
   constexpr uint32_t kLow0 = 0xC0800000u, kLow1 = 0xC0804000u;    // low bytes
   const uint32_t magnitudes = word & 0x77777777u;  // a selector nibble's top bit would replicate a sign
@@ -88,7 +91,7 @@ __device__ __forceinline__ uint4 dequantize_8(uint32_t word, uint32_t scale) {
     // Code 2i's sign (bit 8i + 3) to bit 15, code 2i + 1's (bit 8i + 7) to bit 31.
     const uint32_t byte = word >> (8 * i);
     const uint32_t signs = ((byte << 12) & 0x8000u) | ((byte << 24) & 0x80000000u);
-    pairs[i] = multiply_bf16x2(pairs[i] | signs, scale);
+    pairs[i] = multiply_bf16x2(pairs[i] | signs, i < 2 ? scale_first : scale_last);
   }
   return make_uint4(pairs[0], pairs[1], pairs[2], pairs[3]);
 }
@@ -98,99 +101,112 @@ __device__ __forceinline__ uint32_t swizzled(int row, int chunk) {
   return uint32_t(row * 128 + ((chunk ^ (row & 7)) << 4));
 }
 
+constexpr int kStages = kA16w4TiledActivationStages;
+constexpr int kConsumerWarps = kA16w4TiledConsumerThreads / 32;
+
+// The activation ring (tiles on 1024 bytes, the swizzle's period) and its barriers: `full` completes when the
+// producer's copies of a stage have landed, `empty` when every consumer warp's multiply of it has finished.
 template <int kBlockM>
-struct SharedLayout {
-  static constexpr int kActivationStages = kA16w4TiledActivationStages;
-  static constexpr int kWeightStages = a16w4_tiled_weight_stages(kBlockM);
-  static constexpr uint32_t kWeightTile = kA16w4TiledBlockN * kA16w4TiledBlockK * 2;  // bf16
-  static constexpr uint32_t kActivationTile = kBlockM * kA16w4TiledBlockK * 2;
-  // Every tile wgmma reads starts on 1024 bytes (the swizzle's period).
-  static_assert(kWeightTile % 1024 == 0 && kActivationTile % 1024 == 0);
-  uint32_t base;
-  __device__ uint32_t weights(int buffer) const { return base + buffer * kWeightTile; }
-  __device__ uint32_t activations(int stage) const { return base + 2 * kWeightTile + stage * kActivationTile; }
-  __device__ uint32_t codes(int stage) const {
-    return activations(kActivationStages) + stage * kA16w4TiledWeightStageBytes;
-  }
-  __device__ uint32_t scales(int stage) const { return codes(stage) + kA16w4TiledCodeBytes; }
+struct Ring {
+  static constexpr uint32_t kTile = kBlockM * kA16w4TiledBlockK * 2;
+  static_assert(kTile % 1024 == 0);
+  uint32_t base, barriers;
+  __device__ uint32_t tile(int stage) const { return base + stage * kTile; }
+  __device__ uint32_t full(int stage) const { return barriers + stage * 8; }
+  __device__ uint32_t empty(int stage) const { return barriers + (kStages + stage) * 8; }
 };
 
-// Where step `step` of a CTA's K range comes from: its activation columns start at col0 + 64 step, its codes
-// and scales at `codes` and `scales` + step x their bytes a step.
-struct StageSource {
-  const uint16_t* a;      // the tile's first row, column 0
-  int rows;
-  int64_t col0;           // the first column of the CTA's K range
-  int64_t lda;
-  const uint8_t* codes;   // the CTA's first step of its N tile
-  const uint8_t* scales;
+// The producer warpgroup: each step's activations (the tile's rows, columns col0 + 64 step on; zeros past the rows
+// and past lda) into stage step % kStages once its last multiply has finished. A stage is announced full when
+// each lane's copies of it have landed (cp.async groups, kPending in flight) and are visible to wgmma.
+template <int kBlockM>
+__device__ __forceinline__ void produce(const A16w4TiledParams& p, const RowTile& tile, int64_t col0, int steps,
+                                        const Ring<kBlockM>& ring) {
+  constexpr int kPending = kStages - 2;
+  const int lane = int(threadIdx.x % 128);
+  const uint16_t* a = p.a + int64_t(tile.first_row) * p.lda;
+  for (int step = 0; step < steps; ++step) {
+    const int stage = step % kStages;
+    if (step >= kStages) tma::wait_barrier(ring.empty(stage), (step / kStages - 1) & 1);
+    for (int i = lane; i < kBlockM * 8; i += 128) {
+      const int row = i / 8, chunk = i % 8;
+      const int64_t col = col0 + int64_t(step) * kA16w4TiledBlockK + chunk * 8;
+      const bool valid = row < tile.rows && col < p.lda;
+      ptx::copy_16_async(ring.tile(stage) + swizzled(row, chunk), valid ? a + row * p.lda + col : a, valid);
+    }
+    ptx::commit_async_copies();
+    if (step >= kPending) {
+      ptx::wait_async_copies<kPending>();
+      ptx::fence_generic_to_async_proxy();
+      tma::arrive(ring.full((step - kPending) % kStages));
+    }
+  }
+  ptx::wait_async_copies<0>();
+  ptx::fence_generic_to_async_proxy();
+  for (int step = steps > kPending ? steps - kPending : 0; step < steps; ++step) tma::arrive(ring.full(step % kStages));
+}
+
+// One step's weights of a consumer thread: its quad lane's 8 bytes of codes of fragment rows r and r + 8, and
+// their scale codes, one byte per 16 of K (codes of 32-element blocks repeated).
+struct StepWeights {
+  uint2 codes[2];
+  uint32_t scales[2];
+};
+
+struct WeightSource {
+  const uint8_t* codes;   // row r's 8 bytes at the CTA's first step
+  const uint8_t* scales;  // row r's scale codes there
+  int scale_bytes_per_row;
   int scale_step_bytes;
 };
 
-template <int kBlockM>
-__device__ __forceinline__ void load_activations(const StageSource& s, const SharedLayout<kBlockM>& smem, int step,
-                                                 int stage) {
-  for (int i = int(threadIdx.x); i < kBlockM * 8; i += kA16w4TiledThreads) {
-    const int row = i / 8, chunk = i % 8;
-    const int64_t col = s.col0 + int64_t(step) * kA16w4TiledBlockK + chunk * 8;
-    const bool valid = row < s.rows && col < s.lda;
-    ptx::copy_16_async(smem.activations(stage) + swizzled(row, chunk), valid ? s.a + row * s.lda + col : s.a, valid);
+__device__ __forceinline__ void load_step_weights(const WeightSource& w, int step, int steps, StepWeights& out) {
+  if (step >= steps) return;
+  const uint8_t* codes = w.codes + int64_t(step) * kA16w4TiledCodeBytes;
+  out.codes[0] = __ldg(reinterpret_cast<const uint2*>(codes));
+  out.codes[1] = __ldg(reinterpret_cast<const uint2*>(codes + 8 * 32));
+  const uint8_t* scales = w.scales + int64_t(step) * w.scale_step_bytes;
+  if (w.scale_bytes_per_row == 4) {
+    out.scales[0] = __ldg(reinterpret_cast<const uint32_t*>(scales));
+    out.scales[1] = __ldg(reinterpret_cast<const uint32_t*>(scales + 8 * 4));
+  } else {
+    out.scales[0] = __byte_perm(__ldg(reinterpret_cast<const unsigned short*>(scales)), 0, 0x1100);
+    out.scales[1] = __byte_perm(__ldg(reinterpret_cast<const unsigned short*>(scales + 8 * 2)), 0, 0x1100);
   }
 }
 
-template <int kBlockM>
-__device__ __forceinline__ void load_weights(const StageSource& s, const SharedLayout<kBlockM>& smem, int step,
-                                             int stage) {
-  const int thread = threadIdx.x;
-  ptx::copy_16_async(smem.codes(stage) + thread * 16, s.codes + int64_t(step) * kA16w4TiledCodeBytes + thread * 16,
-                     true);
-  if (thread * 16 < s.scale_step_bytes)
-    ptx::copy_16_async(smem.scales(stage) + thread * 16, s.scales + int64_t(step) * s.scale_step_bytes + thread * 16,
-                       true);
-}
-
-// One step's codes (stage) to the bf16 weight tile (buffer): 1024 runs of 8 K, four a thread.
-template <ScaleCode kScale, int kBlockM>
-__device__ __forceinline__ void dequantize_stage(const SharedLayout<kBlockM>& smem, int stage, int buffer,
-                                                 int scale_bytes_per_row) {
+// A step's weights as the four m64k16 A fragments of its 64 K: fragment s, register h x 2 + r holds row r x 8
+// at K 16s + 8h (the packed byte order makes byte 2s + h of a row's word that pair).
+template <ScaleCode kScale>
+__device__ __forceinline__ void dequantize_step(const StepWeights& w, uint32_t (&fragments)[4][4]) {
 #pragma unroll
-  for (int j = 0; j < kA16w4TiledBlockN * 8 / kA16w4TiledThreads; ++j) {
-    const int run = int(threadIdx.x) + j * kA16w4TiledThreads, row = run / 8, chunk = run % 8;
-    uint32_t word, code;
-    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(word) : "r"(smem.codes(stage) + row * 32 + chunk * 4));
-    asm volatile("ld.shared.u8 %0, [%1];\n"
-                 : "=r"(code)
-                 : "r"(smem.scales(stage) + row * scale_bytes_per_row + chunk * scale_bytes_per_row / 8));
-    const uint32_t scale = scale_bf16<kScale>(code);
-    const uint4 values = dequantize_8(word, scale | scale << 16);
-    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(smem.weights(buffer) + swizzled(row, chunk)),
-                 "r"(values.x), "r"(values.y), "r"(values.z), "r"(values.w)
-                 : "memory");
-  }
-}
-
-// Each warpgroup's share of the tile: 128-row tiles, rows 64 x warpgroup over all 128 columns; 64-row tiles,
-// all rows over columns 64 x warpgroup.
-template <int kBlockM>
-struct WarpgroupShare {
-  static constexpr int kColumns = kBlockM == 128 ? 128 : 64;
-  static constexpr int kAccumulators = kColumns / 2;
-  __device__ static int row0(int warpgroup) { return kBlockM == 128 ? 64 * warpgroup : 0; }
-  __device__ static int col0(int warpgroup) { return kBlockM == 128 ? 0 : 64 * warpgroup; }
-};
-
-// Visits each pair of adjacent output columns the thread holds: (row in tile, column in tile, accumulator).
-template <int kBlockM, class Visit>
-__device__ __forceinline__ void each_pair(const Visit& visit) {
-  using Share = WarpgroupShare<kBlockM>;
-  const int warpgroup = threadIdx.x / 128, warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
+  for (int r = 0; r < 2; ++r) {
+    uint32_t scales[4];
 #pragma unroll
-  for (int j = 0; j < Share::kAccumulators; j += 2) {
-    const int row = Share::row0(warpgroup) + warp * 16 + lane / 4 + 8 * ((j / 2) % 2);
-    const int col = Share::col0(warpgroup) + (j / 4) * 8 + (lane % 4) * 2;
-    visit(row, col, j);
+    for (int s = 0; s < 4; ++s) {
+      const uint32_t scale = scale_bf16<kScale>((w.scales[r] >> (8 * s)) & 0xFFu);
+      scales[s] = scale | scale << 16;
+    }
+    const uint4 first = dequantize_8(w.codes[r].x, scales[0], scales[1]);
+    const uint4 last = dequantize_8(w.codes[r].y, scales[2], scales[3]);
+    fragments[0][r] = first.x;
+    fragments[0][2 + r] = first.y;
+    fragments[1][r] = first.z;
+    fragments[1][2 + r] = first.w;
+    fragments[2][r] = last.x;
+    fragments[2][2 + r] = last.y;
+    fragments[3][r] = last.z;
+    fragments[3][2 + r] = last.w;
   }
 }
+
+// Accumulator j of a consumer thread: weight row (output column) fragment_row + 8 ((j / 2) % 2) of the tile,
+// token (output row) 8 (j / 4) + 2 (lane % 4) + j % 2.
+__device__ __forceinline__ int fragment_row() {
+  return int(threadIdx.x / 128 * 64 + threadIdx.x % 128 / 32 * 16 + threadIdx.x % 32 / 4);
+}
+__device__ __forceinline__ int accumulator_column(int j) { return fragment_row() + 8 * ((j / 2) % 2); }
+__device__ __forceinline__ int accumulator_token(int j) { return 8 * (j / 4) + 2 * int(threadIdx.x % 4) + j % 2; }
 
 __device__ __forceinline__ void store_pair(uint16_t* out, float v0, float v1, bool pair_fits, bool aligned) {
   if (pair_fits && aligned) {
@@ -201,16 +217,36 @@ __device__ __forceinline__ void store_pair(uint16_t* out, float v0, float v1, bo
   }
 }
 
+// Writes the accumulators, times `scale`, transposed into C: lanes of adjacent weight rows (quads 2q, 2q + 1)
+// swap one value of each token pair, so each stores two adjacent columns of one token.
+template <int kAccumulators>
+__device__ __forceinline__ void store_transposed(const float (&accumulators)[kAccumulators], const A16w4TiledParams& p,
+                                                 const RowTile& tile, int n0, float scale) {
+  const bool even = threadIdx.x / 4 % 2 == 0;
+  const bool aligned = p.n % 2 == 0;
+#pragma unroll
+  for (int j = 0; j < kAccumulators; j += 2) {
+    const float received = __shfl_xor_sync(0xFFFFFFFFu, even ? accumulators[j + 1] : accumulators[j], 4);
+    const int col = n0 + accumulator_column(j) - (even ? 0 : 1);
+    const int token = accumulator_token(j) + (even ? 0 : 1);
+    const float v0 = even ? accumulators[j] : received, v1 = even ? received : accumulators[j + 1];
+    if (token < tile.rows && col < p.n)
+      store_pair(p.c + (int64_t(tile.first_row) + token) * p.n + col, v0 * scale, v1 * scale, col + 1 < p.n,
+                 aligned);
+  }
+}
+
 // Grid: x the row tiles (units of find_row_tile; adjacent CTAs share a weight tile in L2), y the N tiles,
-// z the K splits.
+// z the K splits. Threads: two consumer warpgroups (weight rows 0-63, 64-127), then the producer warpgroup.
 template <int kBlockM, ScaleCode kScale>
-__global__ void __launch_bounds__(kA16w4TiledThreads, 2) a16w4_tiled_kernel(const A16w4TiledParams p) {
-  using Share = WarpgroupShare<kBlockM>;
-  constexpr int kActivationStages = SharedLayout<kBlockM>::kActivationStages;
-  constexpr int kWeightStages = SharedLayout<kBlockM>::kWeightStages;
+__global__ void __launch_bounds__(kA16w4TiledThreads, 1)
+    a16w4_tiled_kernel(const A16w4TiledParams p) {
+  constexpr int kAccumulators = kBlockM / 2;
+  constexpr int kAhead = 8;  // steps of weights in registers ahead of the one dequantized
   extern __shared__ uint8_t shared_bytes[];
+  __shared__ alignas(8) uint64_t barriers[2 * kStages];
   __shared__ unsigned arrived_before;
-  const SharedLayout<kBlockM> smem{(ptx::shared_address(shared_bytes) + 1023) & ~1023u};
+  const Ring<kBlockM> ring{(ptx::shared_address(shared_bytes) + 1023) & ~1023u, ptx::shared_address(barriers)};
 
   ptx::wait_for_previous_grid();
   ptx::allow_dependent_launch();
@@ -219,96 +255,92 @@ __global__ void __launch_bounds__(kA16w4TiledThreads, 2) a16w4_tiled_kernel(cons
   const int n_tile = int(blockIdx.y);
   const int begin = int(blockIdx.z) * p.steps_per_split;
   const int steps = min(p.steps_per_split, int(p.layout.k_steps) - begin);
-  const StageSource source{p.a + int64_t(tile.first_row) * p.lda,
-                           tile.rows,
-                           int64_t(begin) * kA16w4TiledBlockK,
-                           p.lda,
-                           p.codes + tile.group * p.layout.code_bytes() + p.layout.code_offset(n_tile, begin),
-                           p.scales + tile.group * p.layout.scale_bytes() + p.layout.scale_offset(n_tile, begin),
-                           p.layout.scale_step_bytes()};
-  const int warpgroup = threadIdx.x / 128;
-
-  float accumulators[Share::kAccumulators];
-#pragma unroll
-  for (int i = 0; i < Share::kAccumulators; ++i) accumulators[i] = 0.0f;
-
-  // All copy groups are committed by every thread in the same order, one per step after the first; a step's
-  // weights are waited for before its dequantization (a step ahead of its multiply), its activations only
-  // before its multiply.
-  for (int s = 0; s < kActivationStages - 1 && s < steps; ++s) load_activations<kBlockM>(source, smem, s, s);
-  for (int s = 0; s < kWeightStages && s < steps; ++s) load_weights<kBlockM>(source, smem, s, s);
-  ptx::commit_async_copies();
-  ptx::wait_async_copies<0>();
-  __syncthreads();
-  dequantize_stage<kScale>(smem, 0, 0, p.layout.scale_bytes_per_row);
-  ptx::fence_generic_to_async_proxy();
-  __syncthreads();
-
-  for (int step = 0; step < steps; ++step) {
-    const int buffer = step % 2;
-    ptx::wgmma_fence();
-#pragma unroll
-    for (int k = 0; k < kA16w4TiledBlockK / 16; ++k) {
-      const uint32_t a = smem.activations(step % kActivationStages) + Share::row0(warpgroup) * 128 + k * 32;
-      const uint32_t b = smem.weights(buffer) + Share::col0(warpgroup) * 128 + k * 32;
-      ptx::WgmmaBf16<Share::kColumns>::run(accumulators, ptx::swizzled_128b_descriptor(a),
-                                           ptx::swizzled_128b_descriptor(b), true);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      tma::init_barrier(ring.full(s), kA16w4TiledThreads - kA16w4TiledConsumerThreads);
+      tma::init_barrier(ring.empty(s), kConsumerWarps);
     }
-    ptx::wgmma_commit();
-    // The activation stage refilled held step - 1 (its multiply finished before the last barrier); the weight
-    // stage held `step`, dequantized before it.
-    const int next_activations = step + kActivationStages - 1, next_weights = step + kWeightStages;
-    if (next_activations < steps)
-      load_activations<kBlockM>(source, smem, next_activations, next_activations % kActivationStages);
-    if (next_weights < steps) load_weights<kBlockM>(source, smem, next_weights, next_weights % kWeightStages);
-    ptx::commit_async_copies();  // group `step`: step + 1's weights are in group step + 1 - kWeightStages or older
-    if (step + 1 < steps) {
-      ptx::wait_async_copies<kWeightStages - 1>();  // this thread's copies of step + 1's weights have landed
-      __syncthreads();                                // and everyone's
-      dequantize_stage<kScale>(smem, (step + 1) % kWeightStages, (step + 1) % 2, p.layout.scale_bytes_per_row);
-    }
-    ptx::wait_async_copies<kActivationStages - 2>();  // step + 1's activations (group step + 2 - kActivationStages)
-    ptx::fence_generic_to_async_proxy();              // the dequantized tile and the activations, for wgmma
-    ptx::wgmma_wait<0>();
-    ptx::fence_accumulators(accumulators);
-    __syncthreads();
+    tma::fence_barrier_init();
   }
+  __syncthreads();
+  if (threadIdx.x >= kA16w4TiledConsumerThreads) {
+    tma::release_registers<40>();
+    produce<kBlockM>(p, tile, int64_t(begin) * kA16w4TiledBlockK, steps, ring);
+    return;
+  }
+  tma::claim_registers<232>();
+
+  const int row = fragment_row(), quad_lane = int(threadIdx.x % 4);
+  const int spr = p.layout.scale_bytes_per_row;
+  const WeightSource weights{
+      p.codes + tile.group * p.layout.code_bytes() + p.layout.code_offset(n_tile, begin) + row * 32 + quad_lane * 8,
+      p.scales + tile.group * p.layout.scale_bytes() + p.layout.scale_offset(n_tile, begin) + row * spr, spr,
+      p.layout.scale_step_bytes()};
+
+  float accumulators[kAccumulators];
+#pragma unroll
+  for (int i = 0; i < kAccumulators; ++i) accumulators[i] = 0.0f;
+
+  // ahead[i] holds the step congruent to i mod kAhead; fragments[step % 2] are multiplied while the other pair
+  // is dequantized, once the multiply that read it (the step before) has finished.
+  StepWeights ahead[kAhead];
+#pragma unroll
+  for (int i = 0; i < kAhead; ++i) load_step_weights(weights, i, steps, ahead[i]);
+  uint32_t fragments[2][4][4];
+  dequantize_step<kScale>(ahead[0], fragments[0]);
+  load_step_weights(weights, kAhead, steps, ahead[0]);
+  for (int base = 0; base < steps; base += kAhead) {
+#pragma unroll
+    for (int i = 0; i < kAhead; ++i) {
+      const int step = base + i;
+      if (step >= steps) continue;
+      const int stage = step % kStages;
+      tma::wait_barrier(ring.full(stage), (step / kStages) & 1);
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int s = 0; s < 4; ++s)
+        ptx::WgmmaBf16RegisterA<kBlockM>::run(accumulators, fragments[i % 2][s],
+                                              ptx::swizzled_128b_descriptor(ring.tile(stage) + s * 32), true);
+      ptx::wgmma_commit();
+      ptx::wgmma_wait<1>();  // the step before has finished: its stage and its fragments are free
+      if (step > 0 && threadIdx.x % 32 == 0) tma::arrive(ring.empty((step - 1) % kStages));
+      if (step + 1 < steps) {
+        dequantize_step<kScale>(ahead[(i + 1) % kAhead], fragments[(i + 1) % 2]);
+        load_step_weights(weights, step + 1 + kAhead, steps, ahead[(i + 1) % kAhead]);
+      }
+    }
+  }
+  ptx::wgmma_wait<0>();
+  ptx::fence_accumulators(accumulators);
 
   const float scale = __ldg(p.tensor_scales + tile.group);
   const int n0 = n_tile * kA16w4TiledBlockN;
-  const bool aligned = p.n % 2 == 0;
-  uint16_t* c = p.c + int64_t(tile.first_row) * p.n + n0;
   if (gridDim.z == 1) {
-    each_pair<kBlockM>([&](int row, int col, int j) {
-      if (row < tile.rows && n0 + col < p.n)
-        store_pair(c + int64_t(row) * p.n + col, accumulators[j] * scale, accumulators[j + 1] * scale,
-                   n0 + col + 1 < p.n, aligned);
-    });
+    store_transposed(accumulators, p, tile, n0, scale);
     return;
   }
   float* partials = p.partials + int64_t(tile.first_row) * p.n + n0;
-  each_pair<kBlockM>([&](int row, int col, int j) {
-    if (row >= tile.rows || n0 + col >= p.n) return;
-    float* at = partials + int64_t(row) * p.n + col;
-    atomicAdd(at, accumulators[j]);
-    if (n0 + col + 1 < p.n) atomicAdd(at + 1, accumulators[j + 1]);
-  });
+#pragma unroll
+  for (int j = 0; j < kAccumulators; ++j) {
+    const int token = accumulator_token(j), col = accumulator_column(j);
+    if (token < tile.rows && n0 + col < p.n) atomicAdd(partials + int64_t(token) * p.n + col, accumulators[j]);
+  }
   __threadfence();
-  __syncthreads();
+  tma::sync_named(1, kA16w4TiledConsumerThreads);
   unsigned* arrivals = p.arrivals + int64_t(blockIdx.x) * gridDim.y + blockIdx.y;
   if (threadIdx.x == 0) arrived_before = atomicAdd(arrivals, 1u);
-  __syncthreads();
+  tma::sync_named(1, kA16w4TiledConsumerThreads);
   if (arrived_before != gridDim.z - 1) return;
   __threadfence();  // every other CTA's sums are visible (they fenced before arriving)
-  each_pair<kBlockM>([&](int row, int col, int) {
-    if (row >= tile.rows || n0 + col >= p.n) return;
-    float* at = partials + int64_t(row) * p.n + col;
-    const bool pair_fits = n0 + col + 1 < p.n;
-    const float v0 = __ldcg(at), v1 = pair_fits ? __ldcg(at + 1) : 0.0f;
-    store_pair(c + int64_t(row) * p.n + col, v0 * scale, v1 * scale, pair_fits, aligned);
+#pragma unroll
+  for (int j = 0; j < kAccumulators; ++j) {
+    const int token = accumulator_token(j), col = accumulator_column(j);
+    if (token >= tile.rows || n0 + col >= p.n) continue;
+    float* at = partials + int64_t(token) * p.n + col;
+    accumulators[j] = __ldcg(at);
     __stcg(at, 0.0f);
-    if (pair_fits) __stcg(at + 1, 0.0f);
-  });
+  }
+  store_transposed(accumulators, p, tile, n0, scale);
   if (threadIdx.x == 0) *arrivals = 0;
 }
 

@@ -9,7 +9,7 @@
 namespace shapescope::kernels::cuda {
 namespace {
 
-// Calls visit(kernel) with the instance for the configuration's tile height and the scale type.
+// Calls visit(kernel) with the instance for the configuration's token tile and the scale type.
 template <class Visit>
 void with_instance(const A16w4TiledConfig& config, ScaleType scale, const Visit& visit) {
   using a16w4_tiled::ScaleCode;
@@ -22,6 +22,9 @@ void with_instance(const A16w4TiledConfig& config, ScaleType scale, const Visit&
   if (config.block_m == 64)
     return e8m0 ? visit(a16w4_tiled::a16w4_tiled_kernel<64, ScaleCode::e8m0>)
                 : visit(a16w4_tiled::a16w4_tiled_kernel<64, ScaleCode::ue4m3>);
+  if (config.block_m == 32)
+    return e8m0 ? visit(a16w4_tiled::a16w4_tiled_kernel<32, ScaleCode::e8m0>)
+                : visit(a16w4_tiled::a16w4_tiled_kernel<32, ScaleCode::ue4m3>);
   throw std::logic_error("a16w4_tiled: no instance for " + describe(config));
 }
 

@@ -23,7 +23,8 @@ struct PackProblem {
   A16w4TiledLayout layout;
 };
 
-// One thread per byte of codes: (batch, N tile, step, row, byte j) holds K = step*64 + 2j (low nibble), +1.
+// One thread per byte of codes: byte 8t + 2s + h of (batch, N tile, step, row) holds K = step*64 + 16s + 2t + 8h
+// (low nibble) and the next K (high nibble), the order of the wgmma A fragment (a16w4_tiled_config.hpp).
 __global__ void pack_codes_kernel(uint8_t* codes, PackProblem p) {
   const int64_t per_batch = p.layout.code_bytes(), count = p.batch * per_batch;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
@@ -31,7 +32,8 @@ __global__ void pack_codes_kernel(uint8_t* codes, PackProblem p) {
     const int byte = int(within % 32), tile_row = int(within / 32 % kA16w4TiledBlockN);
     const int64_t tile_step = within / kA16w4TiledCodeBytes;
     const int64_t row = tile_step / p.layout.k_steps * kA16w4TiledBlockN + tile_row;
-    const int64_t k0 = tile_step % p.layout.k_steps * kA16w4TiledBlockK + 2 * byte;
+    const int quad_lane = byte / 8, substep = byte % 8 / 2, half = byte % 2;
+    const int64_t k0 = tile_step % p.layout.k_steps * kA16w4TiledBlockK + 16 * substep + 2 * quad_lane + 8 * half;
     uint8_t value = 0;
     for (int j = 0; j < 2; ++j) {
       if (row >= p.n || k0 + j >= p.k) continue;  // padding multiplies as zero

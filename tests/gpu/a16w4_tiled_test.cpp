@@ -1,7 +1,7 @@
 // The tiled W4A16 kernels (a16w4_tiled, a16w4_tiled_grouped) against the float64 reference in every FP4 layout
 // they take (MXFP4, NVFP4, e2m1_e8m0_16): Llama-3.3-70B weight shapes, K with a partial last step and partial
-// scale blocks, K off the 8-element activation rows, N off the 128-column tiles, M off the 64- and 128-row tiles
-// from 1 up, both tile heights and split and unsplit K; split-K outputs after repeated runs and inside a CUDA
+// scale blocks, K off the 8-element activation rows, N off the 128-column tiles, M off the 32-, 64- and 128-token
+// tiles from 1 up, every token tile and split and unsplit K; split-K outputs after repeated runs and inside a CUDA
 // graph (the workspace must come back to zero); grouped: empty, one-row and tile-edge groups starting on any
 // row, contiguous and masked. Outputs poisoned before every run, fresh seeds per check. Each test skips without
 // a GPU.
@@ -78,9 +78,10 @@ TEST(A16w4Tiled, DenseMatchesReferenceInEveryFp4Layout) {
     std::printf("  a16w4_tiled %s: %d checks, worst rel_err %.3e\n", format_name(format).c_str(), tally.checked,
                 tally.worst);
   }
-  // Both tile heights ran, with K split and whole.
-  EXPECT_TRUE(any_contains(launches, "wgmma_m64")) << "no 64-row tile ran";
-  EXPECT_TRUE(any_contains(launches, "wgmma_m128")) << "no 128-row tile ran";
+  // Every token tile ran, with K split and whole.
+  EXPECT_TRUE(any_contains(launches, "_w128t32k")) << "no 32-token tile ran";
+  EXPECT_TRUE(any_contains(launches, "_w128t64k")) << "no 64-token tile ran";
+  EXPECT_TRUE(any_contains(launches, "_w128t128k")) << "no 128-token tile ran";
   EXPECT_TRUE(any_contains(launches, "_split1")) << "no unsplit K ran";
   EXPECT_TRUE(std::any_of(launches.begin(), launches.end(),
                           [](const std::string& n) { return n.find("_split1") == std::string::npos; }))
