@@ -55,14 +55,17 @@ __device__ __forceinline__ bool find_row_tile(const A16w4TiledParams& p, int uni
   return false;
 }
 
-// bf16 bits of a scale code (exact: e8m0 is a power of two, ue4m3 has 4 significant bits).
+// A scale code as a bf16x2 with both halves equal (exact: e8m0 is a power of two, ue4m3 has 4 significant
+// bits). ue4m3 without a branch: its bits placed as an fp32's exponent and mantissa read 2^-120 times the value,
+// subnormal codes included (fp32 keeps denormals here), and 2^120 scales it back.
 template <ScaleCode kScale>
-__device__ __forceinline__ uint32_t scale_bf16(uint32_t code) {
+__device__ __forceinline__ uint32_t scale_pair(uint32_t code) {
   if constexpr (kScale == ScaleCode::e8m0) {
-    return code == 0 ? 0x0040u : code << 7;  // 2^(code - 127); code 0 is the bf16 subnormal 2^-127
+    const uint32_t bits = code == 0 ? 0x0040u : code << 7;  // 2^(code - 127); code 0 is the bf16 subnormal 2^-127
+    return bits * 0x10001u;
   } else {
-    if (code >> 3) return (code << 4) + (120u << 7);  // exponent code - 7 + 127, mantissa 3 bits
-    return __bfloat16_as_ushort(__float2bfloat16_rn(float(code & 7) * 0x1p-9f));  // subnormal ue4m3
+    const float value = __fmul_rn(__uint_as_float(code << 20), 0x1p120f);
+    return __byte_perm(__float_as_uint(value), 0, 0x3232);
   }
 }
 
@@ -122,7 +125,10 @@ struct Ring {
 template <int kBlockM>
 __device__ __forceinline__ void produce(const A16w4TiledParams& p, const RowTile& tile, int64_t col0, int steps,
                                         const Ring<kBlockM>& ring) {
-  constexpr int kPending = kStages - 2;
+  // A stage is announced kPending steps after its copies are issued; issuing step s waits for the consumers to
+  // hand back stage s - kStages, which they do two steps after it (their multiplies run two deep): so kPending
+  // stays within kStages - 3, or the two would wait on each other.
+  constexpr int kPending = kStages - 3;
   const int lane = int(threadIdx.x % 128);
   const uint16_t* a = p.a + int64_t(tile.first_row) * p.lda;
   for (int step = 0; step < steps; ++step) {
@@ -183,10 +189,7 @@ __device__ __forceinline__ void dequantize_step(const StepWeights& w, uint32_t (
   for (int r = 0; r < 2; ++r) {
     uint32_t scales[4];
 #pragma unroll
-    for (int s = 0; s < 4; ++s) {
-      const uint32_t scale = scale_bf16<kScale>((w.scales[r] >> (8 * s)) & 0xFFu);
-      scales[s] = scale | scale << 16;
-    }
+    for (int s = 0; s < 4; ++s) scales[s] = scale_pair<kScale>((w.scales[r] >> (8 * s)) & 0xFFu);
     const uint4 first = dequantize_8(w.codes[r].x, scales[0], scales[1]);
     const uint4 last = dequantize_8(w.codes[r].y, scales[2], scales[3]);
     fragments[0][r] = first.x;
@@ -281,14 +284,18 @@ __global__ void __launch_bounds__(kA16w4TiledThreads, 1)
 #pragma unroll
   for (int i = 0; i < kAccumulators; ++i) accumulators[i] = 0.0f;
 
-  // ahead[i] holds the step congruent to i mod kAhead; fragments[step % 2] are multiplied while the other pair
-  // is dequantized, once the multiply that read it (the step before) has finished.
+  // ahead[i] holds the step congruent to i mod kAhead; fragments[step % 4] are dequantized two steps before
+  // their multiply, into the buffer of the multiply two steps back once it has finished, so the warps turn codes
+  // into bf16 while two steps' multiplies are queued on the tensor cores.
   StepWeights ahead[kAhead];
 #pragma unroll
   for (int i = 0; i < kAhead; ++i) load_step_weights(weights, i, steps, ahead[i]);
-  uint32_t fragments[2][4][4];
-  dequantize_step<kScale>(ahead[0], fragments[0]);
-  load_step_weights(weights, kAhead, steps, ahead[0]);
+  uint32_t fragments[4][4][4];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    dequantize_step<kScale>(ahead[i], fragments[i]);
+    load_step_weights(weights, kAhead + i, steps, ahead[i]);
+  }
   for (int base = 0; base < steps; base += kAhead) {
 #pragma unroll
     for (int i = 0; i < kAhead; ++i) {
@@ -299,14 +306,14 @@ __global__ void __launch_bounds__(kA16w4TiledThreads, 1)
       ptx::wgmma_fence();
 #pragma unroll
       for (int s = 0; s < 4; ++s)
-        ptx::WgmmaBf16RegisterA<kBlockM>::run(accumulators, fragments[i % 2][s],
+        ptx::WgmmaBf16RegisterA<kBlockM>::run(accumulators, fragments[i % 4][s],
                                               ptx::swizzled_128b_descriptor(ring.tile(stage) + s * 32), true);
       ptx::wgmma_commit();
-      ptx::wgmma_wait<1>();  // the step before has finished: its stage and its fragments are free
-      if (step > 0 && threadIdx.x % 32 == 0) tma::arrive(ring.empty((step - 1) % kStages));
-      if (step + 1 < steps) {
-        dequantize_step<kScale>(ahead[(i + 1) % kAhead], fragments[(i + 1) % 2]);
-        load_step_weights(weights, step + 1 + kAhead, steps, ahead[(i + 1) % kAhead]);
+      ptx::wgmma_wait<2>();  // two steps back has finished: its stage and its fragments are free
+      if (step >= 2 && threadIdx.x % 32 == 0) tma::arrive(ring.empty((step - 2) % kStages));
+      if (step + 2 < steps) {
+        dequantize_step<kScale>(ahead[(i + 2) % kAhead], fragments[(i + 2) % 4]);
+        load_step_weights(weights, step + 2 + kAhead, steps, ahead[(i + 2) % kAhead]);
       }
     }
   }
