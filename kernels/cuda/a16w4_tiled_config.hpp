@@ -1,0 +1,109 @@
+// The tiled W4A16 kernels (a16w4_tiled, a16w4_tiled_grouped): their weight layout, launch parameters and the
+// per-shape heuristic, apart from the kernel body (a16w4_tiled_kernel.cuh).
+//
+// The kernel multiplies the transposed problem, C^T = W x A^T: a CTA computes 128 weight rows (N) x block_m
+// tokens (M: 32, 64 or 128) over its K range, 64 of K a step. The FP4 weights are kept tile by tile: for each
+// 128-row tile of N and 64-column step of K, 128 rows of 32 bytes of e2m1 codes, then 128 rows of 64 / block_k
+// scale codes. Within a row the codes are in the order the wgmma A fragment takes them: byte 8t + 2s + h holds
+// K = 16s + 2t + 8h (low nibble) and the next K (high nibble), so lane t of a quad loads its 16 codes of a row
+// as one 8-byte word. N is padded to 128 and K to 64 with zero codes (and unit scales), so no load of the
+// weights is ever partial.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "kernels/host_device.hpp"
+
+namespace shapescope::kernels::cuda {
+
+constexpr int kA16w4TiledBlockN = 128;
+constexpr int kA16w4TiledBlockK = 64;
+// Two consumer warpgroups (64 weight rows each) and a producer warpgroup that copies the activation tiles; one
+// CTA an SM, the producer handing most of its registers to the consumers.
+constexpr int kA16w4TiledConsumerThreads = 256;
+constexpr int kA16w4TiledThreads = kA16w4TiledConsumerThreads + 128;
+constexpr int kA16w4TiledCodeBytes = kA16w4TiledBlockN * kA16w4TiledBlockK / 2;  // one step's e2m1 codes
+// The ring of activation tiles the producer keeps ahead of the multiply (the weights go straight to registers).
+constexpr int kA16w4TiledActivationStages = 6;
+
+struct A16w4TiledLayout {
+  int64_t n_tiles = 0;          // ceil(N / 128)
+  int64_t k_steps = 0;          // ceil(K / 64)
+  int scale_bytes_per_row = 2;  // 64 / block_k: 2 (32-element blocks) or 4 (16-element ones)
+
+  SHAPESCOPE_HD static A16w4TiledLayout of(int64_t n, int64_t k, int block_k) {
+    return A16w4TiledLayout{(n + kA16w4TiledBlockN - 1) / kA16w4TiledBlockN,
+                            (k + kA16w4TiledBlockK - 1) / kA16w4TiledBlockK, kA16w4TiledBlockK / block_k};
+  }
+  SHAPESCOPE_HD int scale_step_bytes() const { return kA16w4TiledBlockN * scale_bytes_per_row; }
+  // Bytes of codes and of scales per batch (expert).
+  SHAPESCOPE_HD int64_t code_bytes() const { return n_tiles * k_steps * kA16w4TiledCodeBytes; }
+  SHAPESCOPE_HD int64_t scale_bytes() const { return n_tiles * k_steps * scale_step_bytes(); }
+  // First byte of (N tile, K step) in one batch's codes and scales.
+  SHAPESCOPE_HD int64_t code_offset(int64_t n_tile, int64_t step) const {
+    return (n_tile * k_steps + step) * kA16w4TiledCodeBytes;
+  }
+  SHAPESCOPE_HD int64_t scale_offset(int64_t n_tile, int64_t step) const {
+    return (n_tile * k_steps + step) * scale_step_bytes();
+  }
+};
+
+// What one launch multiplies. Dense: `groups` 0 and `m` rows. Grouped: `groups` experts whose rows live on the
+// device; contiguous (slot_rows 0, each group's first row a multiple of `align`) or masked (group g's rows from
+// g x slot_rows).
+struct A16w4TiledParams {
+  const uint16_t* a = nullptr;  // [rows][lda] bf16, columns K..lda-1 zero
+  int64_t lda = 0;              // a multiple of 8 (16-byte copies)
+  const uint8_t* codes = nullptr;   // [batch][layout.code_bytes()]
+  const uint8_t* scales = nullptr;  // [batch][layout.scale_bytes()]
+  const float* tensor_scales = nullptr;  // [batch]: the per-tensor scale (1 where the format has none)
+  uint16_t* c = nullptr;                 // [rows][n] bf16
+  float* partials = nullptr;             // [rows][n] fp32, zero between runs: split K only
+  unsigned* arrivals = nullptr;          // [row tiles][n tiles], zero between runs: split K only
+  A16w4TiledLayout layout;
+  int n = 0;
+  int steps_per_split = 0;
+  int m = 0;  // dense
+  const int* group_rows = nullptr;
+  int groups = 0, align = 1, slot_rows = 0, slot_tiles = 0;
+};
+
+struct A16w4TiledConfig {
+  int block_m = 128;  // tokens a CTA multiplies (the wgmma N)
+  int split_k = 1;
+  int steps_per_split = 1;
+
+  // Dynamic shared memory: the activation ring, 1 KiB for alignment.
+  int shared_bytes() const { return kA16w4TiledActivationStages * block_m * kA16w4TiledBlockK * 2 + 1024; }
+};
+
+// Output tiles are few at the M this kernel is for, so the heuristic aims to fill every SM: 128-token tiles
+// where those alone give each SM a CTA, else 32-token tiles where no tile would hold more (every group, or M,
+// within 32 rows), else 64; then K split in powers of two while the CTAs stay within one an SM and each split walks at least kA16w4TiledMinStepsPerSplit steps. `row_tiles_128` / `_64` / `_32`: the
+// problem's tiles of M at each height (summed over groups).
+constexpr int kA16w4TiledMinStepsPerSplit = 8;
+
+inline A16w4TiledConfig choose_a16w4_tiled_config(int64_t row_tiles_128, int64_t row_tiles_64, int64_t row_tiles_32,
+                                                  int64_t n_tiles, int64_t k_steps, int multiprocessors) {
+  A16w4TiledConfig config;
+  int64_t row_tiles = row_tiles_128;
+  if (row_tiles_128 * n_tiles < multiprocessors) {
+    config.block_m = row_tiles_32 == row_tiles_64 ? 32 : 64;
+    row_tiles = row_tiles_64;
+  }
+  const int64_t tiles = std::max<int64_t>(row_tiles * n_tiles, 1);
+  int64_t split = 1;
+  while (tiles * split * 2 <= multiprocessors && k_steps / (split * 2) >= kA16w4TiledMinStepsPerSplit) split *= 2;
+  config.steps_per_split = int((k_steps + split - 1) / split);
+  config.split_k = int((k_steps + config.steps_per_split - 1) / config.steps_per_split);
+  return config;
+}
+
+inline std::string describe(const A16w4TiledConfig& config) {
+  return "wgmma_rs_w128t" + std::to_string(config.block_m) + "k64_stages" +
+         std::to_string(kA16w4TiledActivationStages) + "_split" + std::to_string(config.split_k);
+}
+
+}  // namespace shapescope::kernels::cuda
