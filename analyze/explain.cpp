@@ -49,9 +49,30 @@ struct CauseCheck {
   std::string why_not;
 };
 
-CauseCheck kernel_switch(const SeriesPoint& here, const SeriesPoint& reference) {
+// Another kernel than at the reference, where it predicts the drop: at least half of this M's drop is there where
+// that kernel took over (the first M of its stretch after the reference) and where it runs on (the next M, if it
+// runs the same kernel and lies within kNeighbourSpan); else the kernel ran without the drop and does not account
+// for it.
+CauseCheck kernel_switch(const Series& series, std::size_t index, std::size_t reference_index, double reference_utils) {
+  const SeriesPoint& here = series.points[index];
+  const SeriesPoint& reference = series.points[reference_index];
   if (here.kernel_name.empty() || reference.kernel_name.empty()) return {std::nullopt, "no kernel names recorded"};
-  if (here.kernel_name == reference.kernel_name) return {std::nullopt, fmt::format("same kernel as M={}", reference.m)};
+  const std::string kernel = launched_kernel(here.kernel_name);
+  if (kernel == launched_kernel(reference.kernel_name)) return {std::nullopt, fmt::format("same kernel as M={}", reference.m)};
+  const double drop = reference_utils > 0 ? 1 - here.utils / reference_utils : 0;
+  const auto kept_most = [&](const SeriesPoint& point) { return point.utils >= reference_utils * (1 - 0.5 * drop); };
+  std::size_t start = index;
+  while (start > reference_index + 1 && launched_kernel(series.points[start - 1].kernel_name) == kernel) --start;
+  for (const std::size_t same : {start, index + 1}) {
+    if (same == index || same >= series.points.size()) continue;
+    const SeriesPoint& other = series.points[same];
+    // On a sparse grid the next measured M may lie too far for its kernel to say anything about this M.
+    if (same > index && static_cast<double>(other.m - here.m) > kNeighbourSpan * static_cast<double>(here.m)) continue;
+    if (launched_kernel(other.kernel_name) == kernel && kept_most(other)) {
+      return {std::nullopt, fmt::format("the same kernel ran at M={} with MFU {:.3f} (M={}: {:.3f})", other.m,
+                                        other.utils, reference.m, reference_utils)};
+    }
+  }
   return {Cause{CauseKind::kernel_switch,
                fmt::format("M={} ran {} (MFU {:.3f}); M={} ran {} (MFU {:.3f})", reference.m,
                            short_kernel_name(reference.kernel_name), reference.utils, here.m,
@@ -154,6 +175,11 @@ std::string Explanation::summary() const {
   return text;
 }
 
+std::string launched_kernel(const std::string& kernel_name) {
+  static const std::regex launch_only(R"(_grid\d+|\+pdl)");
+  return std::regex_replace(kernel_name, launch_only, "");
+}
+
 std::optional<TileShape> tile_from_kernel_name(const std::string& kernel_name) {
   // Tokens between separators; a tile token is digits joined by 'x' (AITER asm adds a mangling 'E').
   static const std::regex token_pattern(R"([A-Za-z0-9]+)");
@@ -221,7 +247,8 @@ Explanation explain_anomaly(const Series& series, const Anomaly& anomaly, const 
   explanation.reference_m = anomaly.reference_m;
   const SeriesPoint& here = series.points[anomaly.index];
   const SeriesPoint& reference = series.points[anomaly.reference_index];
-  for (const CauseCheck& check : {kernel_switch(here, reference), wave_quantization(series, anomaly.index, reference),
+  for (const CauseCheck& check : {kernel_switch(series, anomaly.index, anomaly.reference_index, anomaly.reference_utils),
+                                  wave_quantization(series, anomaly.index, reference),
                                   noise(here, reference, anomaly.reference_utils),
                                   throttling(here, reference, anomaly.reference_utils)}) {
     if (check.cause) {

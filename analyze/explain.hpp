@@ -1,7 +1,9 @@
 // Why is this M slow? Each anomaly gets the causes its data supports, each with
 // the evidence, so a reviewer can check the claim:
 //  - kernel switch: the library ran a different kernel here than at the
-//    reference (the best smaller M the rule compared against);
+//    reference (the best smaller M the rule compared against; a new launch grid
+//    alone is none), and at least half of the drop is there where that kernel
+//    took over and at the next M where it runs on;
 //  - wave quantization: the output tiles ⌈M/tm⌉·⌈N/tn⌉ (× the batch) fill the
 //    waves of SMs worse here than at the reference, or hold less output (a tile
 //    row just begun is mostly padding), by enough to account for at least half
@@ -29,6 +31,9 @@
 
 namespace shapescope::analyze {
 
+// How far past an M, relative to M, the next measured M may lie and still show how its kernel runs here.
+constexpr double kNeighbourSpan = 0.125;
+
 enum class CauseKind {
   kernel_switch,
   wave_quantization,
@@ -55,6 +60,10 @@ struct Explanation {
   // "kernel switch: …; wave quantization: …", or "no supported cause: " and what ruled each out.
   std::string summary() const;
 };
+
+// The kernel a launch ran, without what only the launch chose: shapescope's own kernels name their grid
+// ("…_grid112") and programmatic dependent launch ("+pdl"), which change from M to M while the kernel stays.
+std::string launched_kernel(const std::string& kernel_name);
 
 // Parses vendor kernel names: cuBLAS/CUTLASS "…_128x64_…", shapescope's cuBLASLt description
 // "cublasLt algo=… tile=RxC …" (R x C are rows x columns of cuBLASLt's D, our N x M, so read

@@ -152,6 +152,68 @@ TEST(Explain, ASlowerSmClockThatAccountsForTheDropIsThrottling) {
   EXPECT_FALSE(explain_anomaly(series, anomaly_at_129(series)).explained());
 }
 
+// M = 100, 110, …, 160 at MFU 1 with kernel "gemm_a", no SM count (no wave claim) and no spread.
+Series flat_series() {
+  Series series;
+  series.name = "flat";
+  series.n = 128;
+  series.k = 4096;
+  for (int64_t m = 100; m <= 160; m += 10) {
+    SeriesPoint point;
+    point.m = m;
+    point.kernel_name = "gemm_a";
+    point.time_us = static_cast<double>(m);
+    point.utils = 1;
+    series.points.push_back(point);
+  }
+  return series;
+}
+
+void run_at(Series& series, std::size_t index, const std::string& kernel, double utils) {
+  series.points[index].kernel_name = kernel;
+  series.points[index].utils = utils;
+}
+
+bool has_kernel_switch(const Explanation& explanation) {
+  return std::any_of(explanation.causes.begin(), explanation.causes.end(),
+                     [](const Cause& cause) { return cause.kind == CauseKind::kernel_switch; });
+}
+
+TEST(Explain, AKernelSwitchHoldsWhereTheNewKernelIsSlow) {
+  Series series = flat_series();
+  run_at(series, 3, "gemm_b", 0.7);  // M = 130 and 140 run gemm_b, 30% slower
+  run_at(series, 4, "gemm_b", 0.7);
+  const Explanation explanation = explain_anomaly(series, testing::anomaly_against(series, 3, 2));
+  EXPECT_TRUE(has_kernel_switch(explanation)) << explanation.summary();
+  // A new launch grid alone is no new kernel.
+  for (SeriesPoint& point : series.points) point.kernel_name = point.kernel_name == "gemm_b" ? "gemm_a_grid96" : "gemm_a_grid112";
+  EXPECT_NE(explain_anomaly(series, testing::anomaly_against(series, 3, 2)).summary().find("same kernel as M=120"),
+            std::string::npos);
+}
+
+TEST(Explain, AKernelThatRanWithoutTheDropNextToItIsNoCause) {
+  Series series = flat_series();
+  run_at(series, 3, "gemm_b", 0.7);   // M = 130: −30% with gemm_b …
+  run_at(series, 4, "gemm_b", 0.98);  // … which runs at M = 140 without the drop
+  Explanation explanation = explain_anomaly(series, testing::anomaly_against(series, 3, 2));
+  EXPECT_FALSE(has_kernel_switch(explanation)) << explanation.summary();
+  EXPECT_NE(explanation.summary().find("the same kernel ran at M=140 with MFU 0.980"), std::string::npos)
+      << explanation.summary();
+  // Where gemm_b took over (M = 130) it ran without the drop that M = 140 has: the switch is not its cause.
+  series = flat_series();
+  run_at(series, 3, "gemm_b", 0.99);
+  run_at(series, 4, "gemm_b", 0.7);
+  explanation = explain_anomaly(series, testing::anomaly_against(series, 4, 2));
+  EXPECT_FALSE(has_kernel_switch(explanation)) << explanation.summary();
+  EXPECT_NE(explanation.summary().find("the same kernel ran at M=130"), std::string::npos) << explanation.summary();
+  // The next measured M far past this one (a sparse grid) says nothing about it.
+  series = flat_series();
+  run_at(series, 3, "gemm_b", 0.7);
+  run_at(series, 4, "gemm_b", 0.98);
+  for (std::size_t i = 4; i < series.points.size(); ++i) series.points[i].m *= 10;
+  EXPECT_TRUE(has_kernel_switch(explain_anomaly(series, testing::anomaly_against(series, 3, 2))));
+}
+
 TEST(Explain, UnsupportedAnomalySaysSo) {
   Series series = wave_series();
   series.multiprocessors = 0;
