@@ -149,6 +149,41 @@ CauseCheck throttling(const SeriesPoint& here, const SeriesPoint& reference, dou
                                     reference.sm_clock_mhz, reference.m)};
 }
 
+// The GPU slowed down for a moment: the same kernel at a neighbouring M, scaled to this M's work, ran faster in its
+// median than this M in its fastest sample by at least half of this M's drop, yet took as long as that in its
+// slowest sample: the neighbour ran at this M's level for a moment of the sweep, and this M was measured all
+// through such a moment. (An M whose fastest sample matches its neighbour's median is not slower than its
+// neighbour, whatever its samples' jitter.)
+CauseCheck transient(const Series& series, std::size_t index, double reference_utils) {
+  const SeriesPoint& here = series.points[index];
+  const double drop = reference_utils > 0 ? 1 - here.utils / reference_utils : 0;
+  double widest = 0;
+  for (const std::size_t neighbour : {index - 1, index + 1}) {
+    if (neighbour >= series.points.size()) continue;  // index - 1 wraps past the end at the first point
+    const SeriesPoint& other = series.points[neighbour];
+    const bool near = std::abs(static_cast<double>(other.m - here.m)) <= kNeighbourSpan * static_cast<double>(here.m);
+    if (!near || here.kernel_name.empty() || launched_kernel(other.kernel_name) != launched_kernel(here.kernel_name) ||
+        other.slowest_us <= 0 || other.time_us <= 0 || here.fastest_us <= 0)
+      continue;
+    const double work = static_cast<double>(here.m) / static_cast<double>(other.m);
+    const double swing = 1 - other.time_us * work / here.fastest_us;  // how much slower all of this M ran
+    widest = std::max(widest, swing);
+    if (swing >= 0.5 * drop && other.slowest_us * work >= here.fastest_us) {
+      return {Cause{CauseKind::transient,
+                    fmt::format("M={}, the same kernel, took {:.1f} µs in its median and {:.1f} µs in its slowest "
+                                "sample at this M's work; M={} took {:.1f} µs in its fastest: {:.1f}% slower all "
+                                "through, of a {:.1f}% drop",
+                                other.m, other.time_us * work, other.slowest_us * work, here.m, here.fastest_us,
+                                100 * swing, 100 * drop)},
+              ""};
+    }
+  }
+  return {std::nullopt, widest > 0 ? fmt::format("no transient beside it (its fastest sample {:.1f}% slower than "
+                                                 "the same kernel's median beside it, or never reached there)",
+                                                 100 * widest)
+                                   : "no transient beside it"};
+}
+
 }  // namespace
 
 constexpr EnumName<CauseKind> kCauseKindNames[] = {
@@ -156,6 +191,7 @@ constexpr EnumName<CauseKind> kCauseKindNames[] = {
     {CauseKind::wave_quantization, "wave quantization"},
     {CauseKind::noise, "noise"},
     {CauseKind::throttling, "throttling"},
+    {CauseKind::transient, "transient slowdown"},
     {CauseKind::extra_kernel, "extra kernel"},
     {CauseKind::dram_traffic, "DRAM traffic"},
     {CauseKind::idle_sms, "idle SMs"},
@@ -250,7 +286,8 @@ Explanation explain_anomaly(const Series& series, const Anomaly& anomaly, const 
   for (const CauseCheck& check : {kernel_switch(series, anomaly.index, anomaly.reference_index, anomaly.reference_utils),
                                   wave_quantization(series, anomaly.index, reference),
                                   noise(here, reference, anomaly.reference_utils),
-                                  throttling(here, reference, anomaly.reference_utils)}) {
+                                  throttling(here, reference, anomaly.reference_utils),
+                                  transient(series, anomaly.index, anomaly.reference_utils)}) {
     if (check.cause) {
       explanation.causes.push_back(*check.cause);
     } else {

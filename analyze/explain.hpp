@@ -14,6 +14,10 @@
 //    (stddev or ci95 columns): the anomaly may not reproduce;
 //  - throttling: the point was measured off the steady SM clock, or at an SM clock
 //    lower than the reference's by enough to account for at least half the drop;
+//  - transient slowdown: the same kernel at a neighbouring measured M (within
+//    kNeighbourSpan) ran, in its slowest sample, at least half of this M's drop
+//    slower than its median: the GPU slowed for a moment of the sweep (a power-capped
+//    board does, between the clock readings), not for this M;
 //  - with hardware counters of both points (`profile --counters`): an extra kernel,
 //    DRAM traffic, idle SMs, an occupancy drop (analyze/counter_evidence.hpp).
 // An anomaly with none of these says so.
@@ -39,6 +43,7 @@ enum class CauseKind {
   wave_quantization,
   noise,
   throttling,
+  transient,       // the same kernel at the M beside it swung by as much between its own samples
   extra_kernel,    // counters: the run launched a kernel the reference's did not
   dram_traffic,    // counters: more DRAM bytes per minimum byte than at the reference
   idle_sms,        // counters: SMs idle a larger share of the time (a tail)

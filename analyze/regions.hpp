@@ -7,12 +7,12 @@
 //     measured, unflagged M lie between two anomalies.
 //  2. Every member of a run is explained against one reference, the point the
 //     rule compared the run's first anomaly with (the level before the run), so
-//     the members' causes are comparable; each member's leading cause (the first
-//     of wave quantization, kernel switch, throttling, the counter causes, in
-//     that order; noise is no cause; a kernel switch only where the kernel took
-//     over at the run's first anomaly, or later where the anomaly before had a
-//     cause of its own) and its key (tiles and waves; the launched kernel
-//     without its launch grid; …) are its signature. A member without a
+//     the members' causes are comparable; a member that reference leaves without
+//     a cause keeps its own, against the reference its rule chose. Each member's
+//     leading cause (the first of wave quantization, kernel switch, throttling,
+//     the counter causes, in that order; noise is no cause) and its key (tiles
+//     and waves; the launched kernel without its launch grid; …) are its
+//     signature. A member without a
 //     cause takes its run's nearest key but is not counted for the cause
 //     (Region::supported_findings), so a cause is only claimed where its
 //     arithmetic holds.

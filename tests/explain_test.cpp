@@ -214,6 +214,41 @@ TEST(Explain, AKernelThatRanWithoutTheDropNextToItIsNoCause) {
   EXPECT_TRUE(has_kernel_switch(explain_anomaly(series, testing::anomaly_against(series, 3, 2))));
 }
 
+bool has_transient(const Explanation& explanation) {
+  return std::any_of(explanation.causes.begin(), explanation.causes.end(),
+                     [](const Cause& cause) { return cause.kind == CauseKind::transient; });
+}
+
+TEST(Explain, ATransientIsWhereTheSameKernelBesideItRanThatSlowForAMoment) {
+  // M = 130 runs 25% below the level (173.3 µs, 170 µs in its fastest sample); M = 140, the same kernel, runs
+  // at the level in its median (140 µs) but took 190 µs in its slowest sample: 176.4 µs at M = 130's work.
+  Series series = flat_series();
+  series.points[3].utils = 0.75;
+  series.points[3].time_us = 130 / 0.75;
+  series.points[3].fastest_us = 170;
+  series.points[4].fastest_us = 139;
+  series.points[4].slowest_us = 190;
+  Explanation explanation = explain_anomaly(series, testing::anomaly_against(series, 3, 2));
+  ASSERT_TRUE(has_transient(explanation)) << explanation.summary();
+  EXPECT_NE(explanation.summary().find("M=140, the same kernel, took 130.0 µs in its median and 176.4 µs in its "
+                                       "slowest sample at this M's work; M=130 took 170.0 µs in its fastest"),
+            std::string::npos)
+      << explanation.summary();
+  // The neighbour never reached this M's time: no transient.
+  series.points[4].slowest_us = 150;
+  EXPECT_FALSE(has_transient(explain_anomaly(series, testing::anomaly_against(series, 3, 2))));
+  // Another kernel beside it says nothing about this one's.
+  series.points[4].slowest_us = 190;
+  series.points[4].kernel_name = "gemm_b";
+  EXPECT_FALSE(has_transient(explain_anomaly(series, testing::anomaly_against(series, 3, 2))));
+  // Jitter: this M's fastest sample ran at the neighbour's median, so this M was not slower all through.
+  series.points[4].kernel_name = "gemm_a";
+  series.points[3].fastest_us = 131;
+  explanation = explain_anomaly(series, testing::anomaly_against(series, 3, 2));
+  EXPECT_FALSE(has_transient(explanation)) << explanation.summary();
+  EXPECT_NE(explanation.summary().find("no transient beside it"), std::string::npos) << explanation.summary();
+}
+
 TEST(Explain, UnsupportedAnomalySaysSo) {
   Series series = wave_series();
   series.multiprocessors = 0;
@@ -225,7 +260,7 @@ TEST(Explain, UnsupportedAnomalySaysSo) {
   const Explanation explanation = explain_anomaly(series, anomaly);
   EXPECT_FALSE(explanation.explained());
   EXPECT_EQ(explanation.summary(), "no supported cause: same kernel as M=128, SM count unknown, no spread recorded, "
-                                   "not flagged as throttled");
+                                   "not flagged as throttled, no transient beside it");
   for (SeriesPoint& point : series.points) point.kernel_name.clear();
   EXPECT_NE(explain_anomaly(series, anomaly).summary().find("no kernel names recorded"), std::string::npos);
 }
