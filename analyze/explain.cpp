@@ -1,5 +1,6 @@
 #include "analyze/explain.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <regex>
@@ -47,6 +48,7 @@ double relative_spread(const SeriesPoint& point) {
 struct CauseCheck {
   std::optional<Cause> cause;
   std::string why_not;
+  double predicted = 1;  // the MFU ratio to the reference that the mechanism predicts here (1: none)
 };
 
 // Another kernel than at the reference, where it predicts the drop: at least half of this M's drop is there where
@@ -104,9 +106,12 @@ CauseCheck wave_quantization(const Series& series, std::size_t index, const Seri
   // at least half the MFU lost; one more wave on top of hundreds is real but explains nothing.
   const auto accounts_for = [&](double ratio) { return ratio < 1 && (1 - ratio) >= 0.5 * (1 - mfu_ratio); };
   const bool accounts = accounts_for(wave_ratio) || accounts_for(area_ratio);
+  const double predicted = std::min({wave_ratio, area_ratio, 1.0});
   if (!accounts) {
-    return {std::nullopt, fmt::format("waves {:.0f}% full vs {:.0f}% at M={}", 100 * now.efficiency,
-                                      100 * before.efficiency, reference.m)};
+    return {std::nullopt,
+            fmt::format("waves {:.0f}% full vs {:.0f}% at M={}", 100 * now.efficiency, 100 * before.efficiency,
+                        reference.m),
+            predicted};
   }
   return {Cause{CauseKind::wave_quantization,
                fmt::format("{}x{} tiles: ⌈{}/{}⌉·⌈{}/{}⌉ = {} tiles{} on {} SMs = {} wave(s), {:.0f}% full{} "
@@ -117,7 +122,7 @@ CauseCheck wave_quantization(const Series& series, std::size_t index, const Seri
                            crossed ? "; a wave boundary falls just below this M" : "", reference.m, before.tiles,
                            split_text(before, reference_split), before.waves, 100 * before.efficiency,
                            100 * now.area_used, 100 * before.area_used)},
-          ""};
+          "", predicted};
 }
 
 CauseCheck noise(const SeriesPoint& here, const SeriesPoint& reference, double reference_utils) {
@@ -143,10 +148,12 @@ CauseCheck throttling(const SeriesPoint& here, const SeriesPoint& reference, dou
                                                      "slower, {:.1f}% of the MFU lost",
                                                      here.sm_clock_mhz, here.m, reference.sm_clock_mhz, reference.m,
                                                      100 * (1 - clock_ratio), 100 * drop)},
-            ""};
+            "", clock_ratio};
   }
-  return {std::nullopt, fmt::format("not flagged as throttled, SM clock {:.0f} vs {:.0f} MHz at M={}", here.sm_clock_mhz,
-                                    reference.sm_clock_mhz, reference.m)};
+  return {std::nullopt,
+          fmt::format("not flagged as throttled, SM clock {:.0f} vs {:.0f} MHz at M={}", here.sm_clock_mhz,
+                      reference.sm_clock_mhz, reference.m),
+          std::min(clock_ratio, 1.0)};
 }
 
 // The GPU slowed down for a moment: the same kernel at a neighbouring M, scaled to this M's work, ran faster in its
@@ -283,16 +290,28 @@ Explanation explain_anomaly(const Series& series, const Anomaly& anomaly, const 
   explanation.reference_m = anomaly.reference_m;
   const SeriesPoint& here = series.points[anomaly.index];
   const SeriesPoint& reference = series.points[anomaly.reference_index];
+  const CauseCheck waves = wave_quantization(series, anomaly.index, reference);
+  const CauseCheck clock = throttling(here, reference, anomaly.reference_utils);
   for (const CauseCheck& check : {kernel_switch(series, anomaly.index, anomaly.reference_index, anomaly.reference_utils),
-                                  wave_quantization(series, anomaly.index, reference),
-                                  noise(here, reference, anomaly.reference_utils),
-                                  throttling(here, reference, anomaly.reference_utils),
+                                  waves, noise(here, reference, anomaly.reference_utils), clock,
                                   transient(series, anomaly.index, anomaly.reference_utils)}) {
     if (check.cause) {
       explanation.causes.push_back(*check.cause);
     } else {
       explanation.ruled_out.push_back(check.why_not);
     }
+  }
+  // Emptier waves and a lower SM clock that each account for less than half the drop may together: their
+  // slowdowns multiply.
+  const double together = waves.predicted * clock.predicted;
+  if (!waves.cause && !clock.cause && waves.predicted < 1 && clock.predicted < 1 &&
+      1 - together >= 0.5 * anomaly.drop()) {
+    explanation.causes.push_back(
+        {CauseKind::throttling,
+         fmt::format("SM clock {:.0f} MHz at M={} vs {:.0f} MHz at M={} ({:.1f}% slower) and waves {:.1f}% emptier "
+                     "(or less of the tiles' area holding output): together {:.1f}% slower, {:.1f}% of the MFU lost",
+                     here.sm_clock_mhz, here.m, reference.sm_clock_mhz, reference.m, 100 * (1 - clock.predicted),
+                     100 * (1 - waves.predicted), 100 * (1 - together), 100 * anomaly.drop())});
   }
   if (counters) {
     const auto at_here = counters->find(here.m), at_reference = counters->find(reference.m);

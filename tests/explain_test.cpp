@@ -249,6 +249,31 @@ TEST(Explain, ATransientIsWhereTheSameKernelBesideItRanThatSlowForAMoment) {
   EXPECT_NE(explanation.summary().find("no transient beside it"), std::string::npos) << explanation.summary();
 }
 
+TEST(Explain, EmptierWavesAndALowerClockMayAccountForADropTogether) {
+  // 16x128 tiles on 4 SMs: M = 120 fills 2 waves (8 tiles, 94% of their area holds output), M = 150 3 waves
+  // 83% full (78% of the area): 16.7% fewer useful tile slots. M = 150 loses 40%: the waves alone account for
+  // less than half of it, and so does its clock, 14% lower; together, 28.5%, they do.
+  Series series = flat_series();
+  series.multiprocessors = 4;
+  for (SeriesPoint& point : series.points) {
+    point.tile = TileShape{16, 128};
+    point.sm_clock_mhz = 1980;
+  }
+  series.points[5].utils = 0.6;
+  series.points[5].sm_clock_mhz = 1700;
+  Explanation explanation = explain_anomaly(series, testing::anomaly_against(series, 5, 2));
+  ASSERT_EQ(explanation.causes.size(), 1u) << explanation.summary();
+  EXPECT_EQ(explanation.causes[0].kind, CauseKind::throttling);
+  EXPECT_NE(explanation.causes[0].evidence.find("(14.1% slower) and waves 16.7% emptier"), std::string::npos)
+      << explanation.causes[0].evidence;
+  EXPECT_NE(explanation.causes[0].evidence.find("together 28.5% slower, 40.0% of the MFU lost"), std::string::npos)
+      << explanation.causes[0].evidence;
+  // A clock 1.5% lower: together 17.9%, less than half of 40%.
+  series.points[5].sm_clock_mhz = 1950;
+  explanation = explain_anomaly(series, testing::anomaly_against(series, 5, 2));
+  EXPECT_FALSE(explanation.explained()) << explanation.summary();
+}
+
 TEST(Explain, UnsupportedAnomalySaysSo) {
   Series series = wave_series();
   series.multiprocessors = 0;
