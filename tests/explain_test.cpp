@@ -153,21 +153,7 @@ TEST(Explain, ASlowerSmClockThatAccountsForTheDropIsThrottling) {
 }
 
 // M = 100, 110, …, 160 at MFU 1 with kernel "gemm_a", no SM count (no wave claim) and no spread.
-Series flat_series() {
-  Series series;
-  series.name = "flat";
-  series.n = 128;
-  series.k = 4096;
-  for (int64_t m = 100; m <= 160; m += 10) {
-    SeriesPoint point;
-    point.m = m;
-    point.kernel_name = "gemm_a";
-    point.time_us = static_cast<double>(m);
-    point.utils = 1;
-    series.points.push_back(point);
-  }
-  return series;
-}
+Series flat_series() { return testing::flat_series(100, 160, 10, "gemm_a"); }
 
 void run_at(Series& series, std::size_t index, const std::string& kernel, double utils) {
   series.points[index].kernel_name = kernel;

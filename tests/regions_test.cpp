@@ -11,6 +11,7 @@
 #include "analyze/readers.hpp"
 #include "analyze/synthetic_sweep.hpp"
 #include "analyze/unmeasured_m.hpp"
+#include "analyze_test_support.hpp"
 #include "triage_test_support.hpp"
 
 namespace shapescope::analyze {
@@ -203,18 +204,11 @@ TEST(Regions, AMemberTheRunsReferenceLeavesWithoutACauseKeepsItsOwn) {
   // M = 100 … 200 at MFU 1 and 1000 MHz; M = 150 dips without a cause, M = 160 runs faster at 1500 MHz and
   // M = 170 dips again, at 1000 MHz: against M = 160, the best smaller M, its slower clock is its cause; against
   // the run's reference, which ran at 1000 MHz too, it has none.
-  Series series;
-  series.name = "clocks";
-  series.n = 128;
-  series.k = 4096;
-  for (int64_t m = 100; m <= 200; m += 10) {
-    SeriesPoint point;
-    point.m = m;
-    point.kernel_name = "gemm";
-    point.utils = m == 150 ? 0.7 : m == 160 ? 1.1 : m == 170 ? 0.75 : 1.0;
-    point.time_us = static_cast<double>(m) / point.utils;
-    point.sm_clock_mhz = m == 160 ? 1500 : 1000;
-    series.points.push_back(point);
+  Series series = testing::flat_series(100, 200, 10, "gemm");
+  for (SeriesPoint& point : series.points) {
+    point.utils = point.m == 150 ? 0.7 : point.m == 160 ? 1.1 : point.m == 170 ? 0.75 : 1.0;
+    point.time_us = static_cast<double>(point.m) / point.utils;
+    point.sm_clock_mhz = point.m == 160 ? 1500 : 1000;
   }
   AnalysisOptions options;
   options.rule = AnomalyRule::study;
