@@ -60,7 +60,8 @@ CauseCheck kernel_switch(const Series& series, std::size_t index, std::size_t re
   const SeriesPoint& reference = series.points[reference_index];
   if (here.kernel_name.empty() || reference.kernel_name.empty()) return {std::nullopt, "no kernel names recorded"};
   const std::string kernel = launched_kernel(here.kernel_name);
-  if (kernel == launched_kernel(reference.kernel_name)) return {std::nullopt, fmt::format("same kernel as M={}", reference.m)};
+  if (kernel == launched_kernel(reference.kernel_name))
+    return {std::nullopt, fmt::format("same kernel as M={}", reference.m)};
   const double drop = reference_utils > 0 ? 1 - here.utils / reference_utils : 0;
   const auto kept_most = [&](const SeriesPoint& point) { return point.utils >= reference_utils * (1 - 0.5 * drop); };
   std::size_t start = index;
@@ -292,8 +293,8 @@ Explanation explain_anomaly(const Series& series, const Anomaly& anomaly, const 
   const SeriesPoint& reference = series.points[anomaly.reference_index];
   const CauseCheck waves = wave_quantization(series, anomaly.index, reference);
   const CauseCheck clock = throttling(here, reference, anomaly.reference_utils);
-  for (const CauseCheck& check : {kernel_switch(series, anomaly.index, anomaly.reference_index, anomaly.reference_utils),
-                                  waves, noise(here, reference, anomaly.reference_utils), clock,
+  const CauseCheck switched = kernel_switch(series, anomaly.index, anomaly.reference_index, anomaly.reference_utils);
+  for (const CauseCheck& check : {switched, waves, noise(here, reference, anomaly.reference_utils), clock,
                                   transient(series, anomaly.index, anomaly.reference_utils)}) {
     if (check.cause) {
       explanation.causes.push_back(*check.cause);

@@ -312,9 +312,9 @@ std::string describe_drop(const Region& region) {
 
 std::string describe_cause(const Region& region) {
   if (!region.cause) return region.unexplained;
-  const std::string share = region.supported_findings.size() == region.findings.size()
-                                ? ""
-                                : fmt::format(" [holds at {} of {} M]", region.supported_findings.size(), region.findings.size());
+  const std::size_t holds = region.supported_findings.size();
+  const std::string share =
+      holds == region.findings.size() ? "" : fmt::format(" [holds at {} of {} M]", holds, region.findings.size());
   return fmt::format("{}: {}{}", to_string(region.cause->kind), region.cause->evidence, share);
 }
 

@@ -89,7 +89,8 @@ int run(int argc, char** argv) {
       inputs.counters = counters ? &*counters : nullptr;
       const std::vector<Region> regions = find_regions(analysis, inputs);
       std::set<std::size_t> in_a_region;
-      for (const Region& region : regions) in_a_region.insert(region.supported_findings.begin(), region.supported_findings.end());
+      for (const Region& region : regions)
+        in_a_region.insert(region.supported_findings.begin(), region.supported_findings.end());
       std::size_t series_explained = 0;
       std::string lost;
       const std::vector<Explanation> explanations = explain_anomalies(series, found, counters ? &*counters : nullptr);

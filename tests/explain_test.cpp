@@ -172,7 +172,8 @@ TEST(Explain, AKernelSwitchHoldsWhereTheNewKernelIsSlow) {
   const Explanation explanation = explain_anomaly(series, testing::anomaly_against(series, 3, 2));
   EXPECT_TRUE(has_kernel_switch(explanation)) << explanation.summary();
   // A new launch grid alone is no new kernel.
-  for (SeriesPoint& point : series.points) point.kernel_name = point.kernel_name == "gemm_b" ? "gemm_a_grid96" : "gemm_a_grid112";
+  for (SeriesPoint& point : series.points)
+    point.kernel_name = point.kernel_name == "gemm_b" ? "gemm_a_grid96" : "gemm_a_grid112";
   EXPECT_NE(explain_anomaly(series, testing::anomaly_against(series, 3, 2)).summary().find("same kernel as M=120"),
             std::string::npos);
 }
