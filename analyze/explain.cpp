@@ -1,5 +1,6 @@
 #include "analyze/explain.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <regex>
@@ -47,11 +48,34 @@ double relative_spread(const SeriesPoint& point) {
 struct CauseCheck {
   std::optional<Cause> cause;
   std::string why_not;
+  double predicted = 1;  // the MFU ratio to the reference that the mechanism predicts here (1: none)
 };
 
-CauseCheck kernel_switch(const SeriesPoint& here, const SeriesPoint& reference) {
+// Another kernel than at the reference, where it predicts the drop: at least half of this M's drop is there where
+// that kernel took over (the first M of its stretch after the reference) and where it runs on (the next M, if it
+// runs the same kernel and lies within kNeighbourSpan); else the kernel ran without the drop and does not account
+// for it.
+CauseCheck kernel_switch(const Series& series, std::size_t index, std::size_t reference_index, double reference_utils) {
+  const SeriesPoint& here = series.points[index];
+  const SeriesPoint& reference = series.points[reference_index];
   if (here.kernel_name.empty() || reference.kernel_name.empty()) return {std::nullopt, "no kernel names recorded"};
-  if (here.kernel_name == reference.kernel_name) return {std::nullopt, fmt::format("same kernel as M={}", reference.m)};
+  const std::string kernel = launched_kernel(here.kernel_name);
+  if (kernel == launched_kernel(reference.kernel_name))
+    return {std::nullopt, fmt::format("same kernel as M={}", reference.m)};
+  const double drop = reference_utils > 0 ? 1 - here.utils / reference_utils : 0;
+  const auto kept_most = [&](const SeriesPoint& point) { return point.utils >= reference_utils * (1 - 0.5 * drop); };
+  std::size_t start = index;
+  while (start > reference_index + 1 && launched_kernel(series.points[start - 1].kernel_name) == kernel) --start;
+  for (const std::size_t same : {start, index + 1}) {
+    if (same == index || same >= series.points.size()) continue;
+    const SeriesPoint& other = series.points[same];
+    // On a sparse grid the next measured M may lie too far for its kernel to say anything about this M.
+    if (same > index && static_cast<double>(other.m - here.m) > kNeighbourSpan * static_cast<double>(here.m)) continue;
+    if (launched_kernel(other.kernel_name) == kernel && kept_most(other)) {
+      return {std::nullopt, fmt::format("the same kernel ran at M={} with MFU {:.3f} (M={}: {:.3f})", other.m,
+                                        other.utils, reference.m, reference_utils)};
+    }
+  }
   return {Cause{CauseKind::kernel_switch,
                fmt::format("M={} ran {} (MFU {:.3f}); M={} ran {} (MFU {:.3f})", reference.m,
                            short_kernel_name(reference.kernel_name), reference.utils, here.m,
@@ -83,9 +107,12 @@ CauseCheck wave_quantization(const Series& series, std::size_t index, const Seri
   // at least half the MFU lost; one more wave on top of hundreds is real but explains nothing.
   const auto accounts_for = [&](double ratio) { return ratio < 1 && (1 - ratio) >= 0.5 * (1 - mfu_ratio); };
   const bool accounts = accounts_for(wave_ratio) || accounts_for(area_ratio);
+  const double predicted = std::min({wave_ratio, area_ratio, 1.0});
   if (!accounts) {
-    return {std::nullopt, fmt::format("waves {:.0f}% full vs {:.0f}% at M={}", 100 * now.efficiency,
-                                      100 * before.efficiency, reference.m)};
+    return {std::nullopt,
+            fmt::format("waves {:.0f}% full vs {:.0f}% at M={}", 100 * now.efficiency, 100 * before.efficiency,
+                        reference.m),
+            predicted};
   }
   return {Cause{CauseKind::wave_quantization,
                fmt::format("{}x{} tiles: ⌈{}/{}⌉·⌈{}/{}⌉ = {} tiles{} on {} SMs = {} wave(s), {:.0f}% full{} "
@@ -96,7 +123,7 @@ CauseCheck wave_quantization(const Series& series, std::size_t index, const Seri
                            crossed ? "; a wave boundary falls just below this M" : "", reference.m, before.tiles,
                            split_text(before, reference_split), before.waves, 100 * before.efficiency,
                            100 * now.area_used, 100 * before.area_used)},
-          ""};
+          "", predicted};
 }
 
 CauseCheck noise(const SeriesPoint& here, const SeriesPoint& reference, double reference_utils) {
@@ -122,10 +149,47 @@ CauseCheck throttling(const SeriesPoint& here, const SeriesPoint& reference, dou
                                                      "slower, {:.1f}% of the MFU lost",
                                                      here.sm_clock_mhz, here.m, reference.sm_clock_mhz, reference.m,
                                                      100 * (1 - clock_ratio), 100 * drop)},
-            ""};
+            "", clock_ratio};
   }
-  return {std::nullopt, fmt::format("not flagged as throttled, SM clock {:.0f} vs {:.0f} MHz at M={}", here.sm_clock_mhz,
-                                    reference.sm_clock_mhz, reference.m)};
+  return {std::nullopt,
+          fmt::format("not flagged as throttled, SM clock {:.0f} vs {:.0f} MHz at M={}", here.sm_clock_mhz,
+                      reference.sm_clock_mhz, reference.m),
+          std::min(clock_ratio, 1.0)};
+}
+
+// The GPU slowed down for a moment: the same kernel at a neighbouring M, scaled to this M's work, ran faster in its
+// median than this M in its fastest sample by at least half of this M's drop, yet took as long as that in its
+// slowest sample: the neighbour ran at this M's level for a moment of the sweep, and this M was measured all
+// through such a moment. (An M whose fastest sample matches its neighbour's median is not slower than its
+// neighbour, whatever its samples' jitter.)
+CauseCheck transient(const Series& series, std::size_t index, double reference_utils) {
+  const SeriesPoint& here = series.points[index];
+  const double drop = reference_utils > 0 ? 1 - here.utils / reference_utils : 0;
+  double widest = 0;
+  for (const std::size_t neighbour : {index - 1, index + 1}) {
+    if (neighbour >= series.points.size()) continue;  // index - 1 wraps past the end at the first point
+    const SeriesPoint& other = series.points[neighbour];
+    const bool near = std::abs(static_cast<double>(other.m - here.m)) <= kNeighbourSpan * static_cast<double>(here.m);
+    if (!near || here.kernel_name.empty() || launched_kernel(other.kernel_name) != launched_kernel(here.kernel_name) ||
+        other.slowest_us <= 0 || other.time_us <= 0 || here.fastest_us <= 0)
+      continue;
+    const double work = static_cast<double>(here.m) / static_cast<double>(other.m);
+    const double swing = 1 - other.time_us * work / here.fastest_us;  // how much slower all of this M ran
+    widest = std::max(widest, swing);
+    if (swing >= 0.5 * drop && other.slowest_us * work >= here.fastest_us) {
+      return {Cause{CauseKind::transient,
+                    fmt::format("M={}, the same kernel, took {:.1f} µs in its median and {:.1f} µs in its slowest "
+                                "sample at this M's work; M={} took {:.1f} µs in its fastest: {:.1f}% slower all "
+                                "through, of a {:.1f}% drop",
+                                other.m, other.time_us * work, other.slowest_us * work, here.m, here.fastest_us,
+                                100 * swing, 100 * drop)},
+              ""};
+    }
+  }
+  return {std::nullopt, widest > 0 ? fmt::format("no transient beside it (its fastest sample {:.1f}% slower than "
+                                                 "the same kernel's median beside it, or never reached there)",
+                                                 100 * widest)
+                                   : "no transient beside it"};
 }
 
 }  // namespace
@@ -135,6 +199,7 @@ constexpr EnumName<CauseKind> kCauseKindNames[] = {
     {CauseKind::wave_quantization, "wave quantization"},
     {CauseKind::noise, "noise"},
     {CauseKind::throttling, "throttling"},
+    {CauseKind::transient, "transient slowdown"},
     {CauseKind::extra_kernel, "extra kernel"},
     {CauseKind::dram_traffic, "DRAM traffic"},
     {CauseKind::idle_sms, "idle SMs"},
@@ -152,6 +217,11 @@ std::string Explanation::summary() const {
   std::string text;
   for (const Cause& cause : causes) text += fmt::format("{}{}: {}", text.empty() ? "" : "; ", to_string(cause.kind), cause.evidence);
   return text;
+}
+
+std::string launched_kernel(const std::string& kernel_name) {
+  static const std::regex launch_only(R"(_grid\d+|\+pdl)");
+  return std::regex_replace(kernel_name, launch_only, "");
 }
 
 std::optional<TileShape> tile_from_kernel_name(const std::string& kernel_name) {
@@ -221,14 +291,28 @@ Explanation explain_anomaly(const Series& series, const Anomaly& anomaly, const 
   explanation.reference_m = anomaly.reference_m;
   const SeriesPoint& here = series.points[anomaly.index];
   const SeriesPoint& reference = series.points[anomaly.reference_index];
-  for (const CauseCheck& check : {kernel_switch(here, reference), wave_quantization(series, anomaly.index, reference),
-                                  noise(here, reference, anomaly.reference_utils),
-                                  throttling(here, reference, anomaly.reference_utils)}) {
+  const CauseCheck waves = wave_quantization(series, anomaly.index, reference);
+  const CauseCheck clock = throttling(here, reference, anomaly.reference_utils);
+  const CauseCheck switched = kernel_switch(series, anomaly.index, anomaly.reference_index, anomaly.reference_utils);
+  for (const CauseCheck& check : {switched, waves, noise(here, reference, anomaly.reference_utils), clock,
+                                  transient(series, anomaly.index, anomaly.reference_utils)}) {
     if (check.cause) {
       explanation.causes.push_back(*check.cause);
     } else {
       explanation.ruled_out.push_back(check.why_not);
     }
+  }
+  // Emptier waves and a lower SM clock that each account for less than half the drop may together: their
+  // slowdowns multiply.
+  const double together = waves.predicted * clock.predicted;
+  if (!waves.cause && !clock.cause && waves.predicted < 1 && clock.predicted < 1 &&
+      1 - together >= 0.5 * anomaly.drop()) {
+    explanation.causes.push_back(
+        {CauseKind::throttling,
+         fmt::format("SM clock {:.0f} MHz at M={} vs {:.0f} MHz at M={} ({:.1f}% slower) and waves {:.1f}% emptier "
+                     "(or less of the tiles' area holding output): together {:.1f}% slower, {:.1f}% of the MFU lost",
+                     here.sm_clock_mhz, here.m, reference.sm_clock_mhz, reference.m, 100 * (1 - clock.predicted),
+                     100 * (1 - waves.predicted), 100 * (1 - together), 100 * anomaly.drop())});
   }
   if (counters) {
     const auto at_here = counters->find(here.m), at_reference = counters->find(reference.m);

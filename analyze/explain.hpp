@@ -1,7 +1,9 @@
 // Why is this M slow? Each anomaly gets the causes its data supports, each with
 // the evidence, so a reviewer can check the claim:
 //  - kernel switch: the library ran a different kernel here than at the
-//    reference (the best smaller M the rule compared against);
+//    reference (the best smaller M the rule compared against; a new launch grid
+//    alone is none), and at least half of the drop is there where that kernel
+//    took over and at the next M where it runs on;
 //  - wave quantization: the output tiles ⌈M/tm⌉·⌈N/tn⌉ (× the batch) fill the
 //    waves of SMs worse here than at the reference, or hold less output (a tile
 //    row just begun is mostly padding), by enough to account for at least half
@@ -12,6 +14,10 @@
 //    (stddev or ci95 columns): the anomaly may not reproduce;
 //  - throttling: the point was measured off the steady SM clock, or at an SM clock
 //    lower than the reference's by enough to account for at least half the drop;
+//  - transient slowdown: the same kernel at a neighbouring measured M (within
+//    kNeighbourSpan) ran, in its slowest sample, at least half of this M's drop
+//    slower than its median: the GPU slowed for a moment of the sweep (a power-capped
+//    board does, between the clock readings), not for this M;
 //  - with hardware counters of both points (`profile --counters`): an extra kernel,
 //    DRAM traffic, idle SMs, an occupancy drop (analyze/counter_evidence.hpp).
 // An anomaly with none of these says so.
@@ -29,11 +35,15 @@
 
 namespace shapescope::analyze {
 
+// How far past an M, relative to M, the next measured M may lie and still show how its kernel runs here.
+constexpr double kNeighbourSpan = 0.125;
+
 enum class CauseKind {
   kernel_switch,
   wave_quantization,
   noise,
   throttling,
+  transient,       // the same kernel at the M beside it swung by as much between its own samples
   extra_kernel,    // counters: the run launched a kernel the reference's did not
   dram_traffic,    // counters: more DRAM bytes per minimum byte than at the reference
   idle_sms,        // counters: SMs idle a larger share of the time (a tail)
@@ -55,6 +65,10 @@ struct Explanation {
   // "kernel switch: …; wave quantization: …", or "no supported cause: " and what ruled each out.
   std::string summary() const;
 };
+
+// The kernel a launch ran, without what only the launch chose: shapescope's own kernels name their grid
+// ("…_grid112") and programmatic dependent launch ("+pdl"), which change from M to M while the kernel stays.
+std::string launched_kernel(const std::string& kernel_name);
 
 // Parses vendor kernel names: cuBLAS/CUTLASS "…_128x64_…", shapescope's cuBLASLt description
 // "cublasLt algo=… tile=RxC …" (R x C are rows x columns of cuBLASLt's D, our N x M, so read

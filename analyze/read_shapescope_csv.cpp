@@ -45,6 +45,8 @@ SeriesPoint to_point(const ProfileRow& row, std::size_t line) {
   if (row.split_k > 0) point.split_k = row.split_k;
   point.stddev_us = row.time_us_stddev;
   point.ci95_us = row.ci95_us;
+  point.fastest_us = row.time_us_min;
+  point.slowest_us = row.time_us_max;
   point.passes = row.passes;
   if (row.passes > 1) point.fastest_pass_us = row.time_us_min;
   point.status = row.status;

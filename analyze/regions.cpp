@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -13,14 +12,6 @@ namespace shapescope::analyze {
 
 namespace {
 
-// The kernel a launch ran, without what only the launch chose: shapescope's own kernels name
-// their grid ("…_grid112") and programmatic dependent launch ("+pdl"), which change from M to M
-// while the kernel stays the same.
-std::string launched_kernel(const std::string& kernel_name) {
-  static const std::regex launch_only(R"(_grid\d+|\+pdl)");
-  return std::regex_replace(kernel_name, launch_only, "");
-}
-
 // A member's leading cause and what identifies it, so that members whose drop has the same
 // mechanism (the same tiles in the same number of waves, the same launched kernel) group.
 struct Signature {
@@ -29,23 +20,12 @@ struct Signature {
 };
 
 // Causes in the order they lead: arithmetic that predicts where and how much first.
-constexpr CauseKind kLeadOrder[] = {CauseKind::wave_quantization, CauseKind::kernel_switch, CauseKind::throttling,
-                                    CauseKind::extra_kernel,      CauseKind::idle_sms,      CauseKind::dram_traffic,
-                                    CauseKind::occupancy_drop};
+constexpr CauseKind kLeadOrder[] = {CauseKind::wave_quantization, CauseKind::kernel_switch,  CauseKind::throttling,
+                                    CauseKind::transient,         CauseKind::extra_kernel,   CauseKind::idle_sms,
+                                    CauseKind::dram_traffic,      CauseKind::occupancy_drop};
 
-// Where the stretch of points launching the kernel that `index` launched begins.
-std::size_t kernel_stretch_start(const Series& series, std::size_t index) {
-  const std::string kernel = launched_kernel(series.points[index].kernel_name);
-  std::size_t start = index;
-  while (start > 0 && launched_kernel(series.points[start - 1].kernel_name) == kernel) --start;
-  return start;
-}
-
-// `switch_located`: the kernel took over where a drop begins (see find_regions).
-Signature signature_of(const Series& series, const Explanation& explanation, std::size_t index,
-                       std::size_t reference_index, bool switch_located) {
+Signature signature_of(const Series& series, const Explanation& explanation, std::size_t index) {
   const SeriesPoint& here = series.points[index];
-  const SeriesPoint& reference = series.points[reference_index];
   for (const CauseKind kind : kLeadOrder) {
     const auto found = std::find_if(explanation.causes.begin(), explanation.causes.end(),
                                     [&](const Cause& cause) { return cause.kind == kind; });
@@ -58,8 +38,6 @@ Signature signature_of(const Series& series, const Explanation& explanation, std
         return {*found, fmt::format("waves {}x{} {}", tile.m, tile.n, waves.waves)};
       }
       case CauseKind::kernel_switch:
-        // A new grid alone is no new kernel, and a switch before the drop began is not its cause.
-        if (launched_kernel(here.kernel_name) == launched_kernel(reference.kernel_name) || !switch_located) continue;
         return {*found, "kernel " + launched_kernel(here.kernel_name)};
       default:
         return {*found, to_string(kind)};
@@ -203,7 +181,7 @@ Region close_region(std::vector<Member>& members, std::size_t reference_index, c
     if (!worst || anomaly.drop() > analysis.findings[worst->finding].anomaly.drop()) worst = &member;
     if (member.signature.key.empty()) continue;
     key = member.signature.key;  // one supported key per region (the split guarantees it)
-    ++region.supported_members;
+    region.supported_findings.push_back(member.finding);
     if (!worst_supported || anomaly.drop() > analysis.findings[worst_supported->finding].anomaly.drop())
       worst_supported = &member;
   }
@@ -265,18 +243,20 @@ std::vector<Region> find_regions(const SeriesAnalysis& analysis, const RegionInp
       against.reference_utils = reference_utils;
     }
     Member member{order[rank], explain_anomaly(series, against, inputs.counters), {}};
-    // A kernel switch predicts where a drop begins: the new kernel took over at the run's first
-    // anomaly, or later where the anomaly before it had a cause of its own (or none was flagged).
-    const std::size_t start = kernel_stretch_start(series, anomaly.index);
-    bool switch_located = start > 0 && start >= reference_of;
-    if (switch_located && start > reference_of) {
-      const auto before = std::find_if(placed.rbegin(), placed.rend(), [&](const Placed& item) {
-        return analysis.findings[item.member.finding].anomaly.index == start - 1;
-      });
-      switch_located = before == placed.rend() || !before->member.signature.key.empty();
+    member.signature = signature_of(series, member.explanation, anomaly.index);
+    std::size_t member_reference = reference_index;
+    if (member.signature.key.empty() && anomaly.reference_index != reference_index) {
+      // Where the run's reference leaves it without a cause, a member keeps its own against the reference its
+      // rule chose, so that grouping never loses a cause that holds for the member alone.
+      Explanation own = explain_anomaly(series, anomaly, inputs.counters);
+      Signature signature = signature_of(series, own, anomaly.index);
+      if (!signature.key.empty()) {
+        member.explanation = std::move(own);
+        member.signature = std::move(signature);
+        member_reference = anomaly.reference_index;
+      }
     }
-    member.signature = signature_of(series, member.explanation, anomaly.index, reference_index, switch_located);
-    placed.push_back({std::move(member), run, reference_index, ""});
+    placed.push_back({std::move(member), run, member_reference, ""});
   }
   // A member without a cause joins the cause of the run around it: the one before it, else after.
   for (std::size_t i = 0; i < placed.size(); ++i) {
@@ -332,9 +312,9 @@ std::string describe_drop(const Region& region) {
 
 std::string describe_cause(const Region& region) {
   if (!region.cause) return region.unexplained;
-  const std::string share = region.supported_members == region.findings.size()
-                                ? ""
-                                : fmt::format(" [holds at {} of {} M]", region.supported_members, region.findings.size());
+  const std::size_t holds = region.supported_findings.size();
+  const std::string share =
+      holds == region.findings.size() ? "" : fmt::format(" [holds at {} of {} M]", holds, region.findings.size());
   return fmt::format("{}: {}{}", to_string(region.cause->kind), region.cause->evidence, share);
 }
 
@@ -366,7 +346,7 @@ nlohmann::json regions_json(const std::vector<Region>& regions, const SeriesAnal
                     {"worst_drop_pct", 100 * region.worst_drop},
                     {"median_drop_pct", 100 * region.median_drop},
                     {"cause", cause},
-                    {"supported_anomalies", region.supported_members},
+                    {"supported_anomalies", region.supported_findings.size()},
                     {"unexplained", region.unexplained},
                     {"remedy", remedy},
                     {"anomalies_us", region.members_us},

@@ -7,14 +7,14 @@
 //     measured, unflagged M lie between two anomalies.
 //  2. Every member of a run is explained against one reference, the point the
 //     rule compared the run's first anomaly with (the level before the run), so
-//     the members' causes are comparable; each member's leading cause (the first
-//     of wave quantization, kernel switch, throttling, the counter causes, in
-//     that order; noise is no cause; a kernel switch only where the kernel took
-//     over at the run's first anomaly, or later where the anomaly before had a
-//     cause of its own) and its key (tiles and waves; the launched kernel
-//     without its launch grid; …) are its signature. A member without a
+//     the members' causes are comparable; a member that reference leaves without
+//     a cause keeps its own, against the reference its rule chose. Each member's
+//     leading cause (the first of wave quantization, kernel switch, throttling,
+//     the counter causes, in that order; noise is no cause) and its key (tiles
+//     and waves; the launched kernel without its launch grid; …) are its
+//     signature. A member without a
 //     cause takes its run's nearest key but is not counted for the cause
-//     (Region::supported_members), so a cause is only claimed where its
+//     (Region::supported_findings), so a cause is only claimed where its
 //     arithmetic holds.
 //  3. A region gathers the anomalies of one key that lie no further apart than
 //     kRegionGap unflagged measured M or kRegionSpan of the M (a library that alternates between two kernels
@@ -66,7 +66,7 @@ struct Region {
   double worst_drop = 0, median_drop = 0;
   std::optional<Cause> cause;         // the members' shared cause, with its arithmetic at the worst member
   std::string unexplained;            // without a cause: what ruled the causes out (at the worst member)
-  std::size_t supported_members = 0; // members whose own arithmetic the cause predicts
+  std::vector<std::size_t> supported_findings;  // the members whose own arithmetic the cause predicts (into findings)
   std::optional<RegionRemedy> remedy;
   double members_us = 0;              // measured time summed over the members
   double lost_us = 0;                 // the impact, see above

@@ -25,6 +25,8 @@ struct SeriesPoint {
   int64_t split_k = 1;     // CTAs sharing one output tile along K, where the profile records it
   double stddev_us = 0;    // 0 when the source does not say
   double ci95_us = 0;      // 0 when the source does not say
+  // The fastest and the slowest timed sample (a pass's median where passes > 1); 0 when the source does not say.
+  double fastest_us = 0, slowest_us = 0;
   int64_t passes = 1;      // sweeps this row aggregates (profile --repeat)
   double fastest_pass_us = 0;  // passes > 1: the fastest pass's median time (time_us_min), else 0
   bool throttled = false;

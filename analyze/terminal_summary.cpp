@@ -49,7 +49,7 @@ void print_grouped_line(std::ostream& out, const Series& series) {
 void print_regions(std::ostream& out, const std::vector<Region>& regions, const SeriesAnalysis& analysis,
                    std::size_t top_n) {
   std::size_t supported = 0;
-  for (const Region& region : regions) supported += region.supported_members;
+  for (const Region& region : regions) supported += region.supported_findings.size();
   fmt::print(out, "  regions: {} ({} of {} anomalies where a region's cause holds; largest time lost first{}):\n",
              regions.size(), supported, analysis.findings.size(), analysis.recoverable.weighted ? ", M-weighted" : "");
   for (std::size_t i = 0; i < regions.size() && i < top_n; ++i) {

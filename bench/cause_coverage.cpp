@@ -4,10 +4,12 @@
 // Counters are used where profile --counters wrote them, beside the profile
 // (<csv>.counters.csv) or in a counters/ folder beside it.
 //
-//   cause_coverage [--rule noise-aware|study] PATH...   (files, or folders searched for *.csv)
+//   cause_coverage [--rule noise-aware|study] [--lost] PATH...   (files, or folders searched for *.csv)
+// --lost lists, per profile, the M that have a cause alone but lie in no region whose cause holds for them.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,9 +61,11 @@ bool has_cause(const Explanation& explanation) {
 int run(int argc, char** argv) {
   std::vector<std::string> paths;
   std::string rule_name = "noise-aware";
+  bool list_lost = false;
   CLI::App app{"share of anomalous M with a supported cause, per profile and in all"};
   app.add_option("paths", paths, "profile CSVs or folders")->required();
   app.add_option("--rule", rule_name, "anomaly rule")->capture_default_str();
+  app.add_flag("--lost", list_lost, "list the M with a cause alone that no region's cause holds for");
   CLI11_PARSE(app, argc, argv);
   AnalysisOptions options;
   options.rule = parse_anomaly_rule(rule_name);
@@ -81,15 +85,24 @@ int run(int argc, char** argv) {
       if (analysis.findings.empty()) continue;
       std::vector<Anomaly> found;
       for (const Finding& finding : analysis.findings) found.push_back(finding.anomaly);
-      std::size_t series_explained = 0, series_in_regions = 0;
-      for (const Explanation& explanation : explain_anomalies(series, found, counters ? &*counters : nullptr))
-        series_explained += has_cause(explanation);
       RegionInputs inputs;
       inputs.counters = counters ? &*counters : nullptr;
       const std::vector<Region> regions = find_regions(analysis, inputs);
-      for (const Region& region : regions) series_in_regions += region.supported_members;
+      std::set<std::size_t> in_a_region;
+      for (const Region& region : regions)
+        in_a_region.insert(region.supported_findings.begin(), region.supported_findings.end());
+      std::size_t series_explained = 0;
+      std::string lost;
+      const std::vector<Explanation> explanations = explain_anomalies(series, found, counters ? &*counters : nullptr);
+      for (std::size_t f = 0; f < explanations.size(); ++f) {
+        if (!has_cause(explanations[f])) continue;
+        ++series_explained;
+        if (!in_a_region.count(f)) lost += fmt::format(" {}", found[f].m);
+      }
+      const std::size_t series_in_regions = in_a_region.size();
       fmt::print("{:<96} {:>9} {:>9} {:>9} {:>7}{}\n", series.name.substr(0, 96), found.size(), series_explained,
                  series_in_regions, regions.size(), counters ? " counters" : "");
+      if (list_lost && !lost.empty()) fmt::print("  with a cause alone, in no region whose cause holds:{}\n", lost);
       anomalies += found.size();
       explained += series_explained;
       in_regions += series_in_regions;

@@ -59,6 +59,24 @@ inline Series make_series(const std::vector<std::pair<int64_t, double>>& points,
 }
 
 // Point `index` of `series` as an anomaly against the smaller point `reference_index`, with their M and MFU.
+// M = first, first + step, …, last of one kernel at MFU 1 (M µs each), N = 128, K = 4096; no SM count,
+// spread or clock recorded.
+inline Series flat_series(int64_t first, int64_t last, int64_t step, const std::string& kernel) {
+  Series series;
+  series.name = "flat";
+  series.n = 128;
+  series.k = 4096;
+  for (int64_t m = first; m <= last; m += step) {
+    SeriesPoint point;
+    point.m = m;
+    point.kernel_name = kernel;
+    point.time_us = static_cast<double>(m);
+    point.utils = 1;
+    series.points.push_back(point);
+  }
+  return series;
+}
+
 inline Anomaly anomaly_against(const Series& series, std::size_t index, std::size_t reference_index) {
   Anomaly anomaly;
   anomaly.index = index;

@@ -152,6 +152,115 @@ TEST(Explain, ASlowerSmClockThatAccountsForTheDropIsThrottling) {
   EXPECT_FALSE(explain_anomaly(series, anomaly_at_129(series)).explained());
 }
 
+// M = 100, 110, …, 160 at MFU 1 with kernel "gemm_a", no SM count (no wave claim) and no spread.
+Series flat_series() { return testing::flat_series(100, 160, 10, "gemm_a"); }
+
+void run_at(Series& series, std::size_t index, const std::string& kernel, double utils) {
+  series.points[index].kernel_name = kernel;
+  series.points[index].utils = utils;
+}
+
+bool has_kernel_switch(const Explanation& explanation) {
+  return std::any_of(explanation.causes.begin(), explanation.causes.end(),
+                     [](const Cause& cause) { return cause.kind == CauseKind::kernel_switch; });
+}
+
+TEST(Explain, AKernelSwitchHoldsWhereTheNewKernelIsSlow) {
+  Series series = flat_series();
+  run_at(series, 3, "gemm_b", 0.7);  // M = 130 and 140 run gemm_b, 30% slower
+  run_at(series, 4, "gemm_b", 0.7);
+  const Explanation explanation = explain_anomaly(series, testing::anomaly_against(series, 3, 2));
+  EXPECT_TRUE(has_kernel_switch(explanation)) << explanation.summary();
+  // A new launch grid alone is no new kernel.
+  for (SeriesPoint& point : series.points)
+    point.kernel_name = point.kernel_name == "gemm_b" ? "gemm_a_grid96" : "gemm_a_grid112";
+  EXPECT_NE(explain_anomaly(series, testing::anomaly_against(series, 3, 2)).summary().find("same kernel as M=120"),
+            std::string::npos);
+}
+
+TEST(Explain, AKernelThatRanWithoutTheDropNextToItIsNoCause) {
+  Series series = flat_series();
+  run_at(series, 3, "gemm_b", 0.7);   // M = 130: −30% with gemm_b …
+  run_at(series, 4, "gemm_b", 0.98);  // … which runs at M = 140 without the drop
+  Explanation explanation = explain_anomaly(series, testing::anomaly_against(series, 3, 2));
+  EXPECT_FALSE(has_kernel_switch(explanation)) << explanation.summary();
+  EXPECT_NE(explanation.summary().find("the same kernel ran at M=140 with MFU 0.980"), std::string::npos)
+      << explanation.summary();
+  // Where gemm_b took over (M = 130) it ran without the drop that M = 140 has: the switch is not its cause.
+  series = flat_series();
+  run_at(series, 3, "gemm_b", 0.99);
+  run_at(series, 4, "gemm_b", 0.7);
+  explanation = explain_anomaly(series, testing::anomaly_against(series, 4, 2));
+  EXPECT_FALSE(has_kernel_switch(explanation)) << explanation.summary();
+  EXPECT_NE(explanation.summary().find("the same kernel ran at M=130"), std::string::npos) << explanation.summary();
+  // The next measured M far past this one (a sparse grid) says nothing about it.
+  series = flat_series();
+  run_at(series, 3, "gemm_b", 0.7);
+  run_at(series, 4, "gemm_b", 0.98);
+  for (std::size_t i = 4; i < series.points.size(); ++i) series.points[i].m *= 10;
+  EXPECT_TRUE(has_kernel_switch(explain_anomaly(series, testing::anomaly_against(series, 3, 2))));
+}
+
+bool has_transient(const Explanation& explanation) {
+  return std::any_of(explanation.causes.begin(), explanation.causes.end(),
+                     [](const Cause& cause) { return cause.kind == CauseKind::transient; });
+}
+
+TEST(Explain, ATransientIsWhereTheSameKernelBesideItRanThatSlowForAMoment) {
+  // M = 130 runs 25% below the level (173.3 µs, 170 µs in its fastest sample); M = 140, the same kernel, runs
+  // at the level in its median (140 µs) but took 190 µs in its slowest sample: 176.4 µs at M = 130's work.
+  Series series = flat_series();
+  series.points[3].utils = 0.75;
+  series.points[3].time_us = 130 / 0.75;
+  series.points[3].fastest_us = 170;
+  series.points[4].fastest_us = 139;
+  series.points[4].slowest_us = 190;
+  Explanation explanation = explain_anomaly(series, testing::anomaly_against(series, 3, 2));
+  ASSERT_TRUE(has_transient(explanation)) << explanation.summary();
+  EXPECT_NE(explanation.summary().find("M=140, the same kernel, took 130.0 µs in its median and 176.4 µs in its "
+                                       "slowest sample at this M's work; M=130 took 170.0 µs in its fastest"),
+            std::string::npos)
+      << explanation.summary();
+  // The neighbour never reached this M's time: no transient.
+  series.points[4].slowest_us = 150;
+  EXPECT_FALSE(has_transient(explain_anomaly(series, testing::anomaly_against(series, 3, 2))));
+  // Another kernel beside it says nothing about this one's.
+  series.points[4].slowest_us = 190;
+  series.points[4].kernel_name = "gemm_b";
+  EXPECT_FALSE(has_transient(explain_anomaly(series, testing::anomaly_against(series, 3, 2))));
+  // Jitter: this M's fastest sample ran at the neighbour's median, so this M was not slower all through.
+  series.points[4].kernel_name = "gemm_a";
+  series.points[3].fastest_us = 131;
+  explanation = explain_anomaly(series, testing::anomaly_against(series, 3, 2));
+  EXPECT_FALSE(has_transient(explanation)) << explanation.summary();
+  EXPECT_NE(explanation.summary().find("no transient beside it"), std::string::npos) << explanation.summary();
+}
+
+TEST(Explain, EmptierWavesAndALowerClockMayAccountForADropTogether) {
+  // 16x128 tiles on 4 SMs: M = 120 fills 2 waves (8 tiles, 94% of their area holds output), M = 150 3 waves
+  // 83% full (78% of the area): 16.7% fewer useful tile slots. M = 150 loses 40%: the waves alone account for
+  // less than half of it, and so does its clock, 14% lower; together, 28.5%, they do.
+  Series series = flat_series();
+  series.multiprocessors = 4;
+  for (SeriesPoint& point : series.points) {
+    point.tile = TileShape{16, 128};
+    point.sm_clock_mhz = 1980;
+  }
+  series.points[5].utils = 0.6;
+  series.points[5].sm_clock_mhz = 1700;
+  Explanation explanation = explain_anomaly(series, testing::anomaly_against(series, 5, 2));
+  ASSERT_EQ(explanation.causes.size(), 1u) << explanation.summary();
+  EXPECT_EQ(explanation.causes[0].kind, CauseKind::throttling);
+  EXPECT_NE(explanation.causes[0].evidence.find("(14.1% slower) and waves 16.7% emptier"), std::string::npos)
+      << explanation.causes[0].evidence;
+  EXPECT_NE(explanation.causes[0].evidence.find("together 28.5% slower, 40.0% of the MFU lost"), std::string::npos)
+      << explanation.causes[0].evidence;
+  // A clock 1.5% lower: together 17.9%, less than half of 40%.
+  series.points[5].sm_clock_mhz = 1950;
+  explanation = explain_anomaly(series, testing::anomaly_against(series, 5, 2));
+  EXPECT_FALSE(explanation.explained()) << explanation.summary();
+}
+
 TEST(Explain, UnsupportedAnomalySaysSo) {
   Series series = wave_series();
   series.multiprocessors = 0;
@@ -163,7 +272,7 @@ TEST(Explain, UnsupportedAnomalySaysSo) {
   const Explanation explanation = explain_anomaly(series, anomaly);
   EXPECT_FALSE(explanation.explained());
   EXPECT_EQ(explanation.summary(), "no supported cause: same kernel as M=128, SM count unknown, no spread recorded, "
-                                   "not flagged as throttled");
+                                   "not flagged as throttled, no transient beside it");
   for (SeriesPoint& point : series.points) point.kernel_name.clear();
   EXPECT_NE(explain_anomaly(series, anomaly).summary().find("no kernel names recorded"), std::string::npos);
 }

@@ -1,13 +1,18 @@
 #include "analyze/regions.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
+#include "analyze/explain.hpp"
+#include "analyze/readers.hpp"
 #include "analyze/synthetic_sweep.hpp"
 #include "analyze/unmeasured_m.hpp"
+#include "analyze_test_support.hpp"
+#include "triage_test_support.hpp"
 
 namespace shapescope::analyze {
 namespace {
@@ -60,7 +65,7 @@ TEST(Regions, OneRegionPerInjectedCliffCoveringIt) {
         EXPECT_EQ(region.cause->kind, CauseKind::kernel_switch);
         EXPECT_NE(region.cause->evidence.find(fmt::format("gemm_slow_{}", c)), std::string::npos)
             << region.cause->evidence;
-        EXPECT_EQ(region.supported_members, region.findings.size());
+        EXPECT_EQ(region.supported_findings.size(), region.findings.size());
       } else if (region.cause) {
         // Only the sweep's harmless kernel renaming can be claimed, and only where it happened
         // within the cliff: the arithmetic of a claim must hold where the drop is.
@@ -134,7 +139,7 @@ TEST(Regions, WaveSpillsAreOneRegionEachWithTheirArithmetic) {
     EXPECT_EQ(region.last_m, ranges[i].second);
     ASSERT_TRUE(region.cause) << describe_cause(region);
     EXPECT_EQ(region.cause->kind, CauseKind::wave_quantization);
-    EXPECT_EQ(region.supported_members, region.findings.size()) << describe_cause(region);
+    EXPECT_EQ(region.supported_findings.size(), region.findings.size()) << describe_cause(region);
     EXPECT_NE(region.cause->evidence.find("tiles on 8 SMs"), std::string::npos) << region.cause->evidence;
   }
   EXPECT_EQ(describe_range(regions[0]), "M 80–96 (2 anomalies among 2 measured M)");
@@ -167,6 +172,60 @@ TEST(Regions, AKernelSwitchNextToAWaveSpillIsItsOwnRegionAndPadsUp) {
   EXPECT_EQ(slow.remedy->kind, RemedyKind::pad_up);
   EXPECT_NE(slow.remedy->description.find("up to 144"), std::string::npos) << slow.remedy->description;
   EXPECT_NEAR(slow.remedy->gain, 1 - 60.0 / 80.0, 1e-9);
+}
+
+// Every anomaly with a cause of its own (noise aside) lies in a region whose cause holds for it: grouping
+// explains members against their run's reference, and one that reference leaves without a cause keeps its own.
+void expect_grouping_keeps_every_cause(const Series& series) {
+  const SeriesAnalysis analysis = analyze_series(series, {}, MWeights());
+  std::set<std::size_t> supported;
+  for (const Region& region : regions_of(analysis))
+    supported.insert(region.supported_findings.begin(), region.supported_findings.end());
+  for (std::size_t f = 0; f < analysis.findings.size(); ++f) {
+    const Explanation alone = explain_anomaly(series, analysis.findings[f].anomaly);
+    const bool has_cause = std::any_of(alone.causes.begin(), alone.causes.end(),
+                                       [](const Cause& cause) { return cause.kind != CauseKind::noise; });
+    if (has_cause) {
+      EXPECT_TRUE(supported.count(f)) << series.name << " M=" << alone.m << ": " << alone.summary();
+    }
+  }
+}
+
+TEST(Regions, GroupingKeepsEveryCauseAMemberHasAlone) {
+  for (const char* file : {triage_testing::kRtx4090Torch251, triage_testing::kRtx4090Torch230})
+    for (const Series& series : read_series_file(triage_testing::data_file(file).string(), {}))
+      expect_grouping_keeps_every_cause(series);
+  for (const uint64_t seed : {1u, 2u, 3u})
+    expect_grouping_keeps_every_cause(
+        synthetic_sweep(quiet_spec({{CliffKind::kernel_switch, 0.3}, {CliffKind::multi_batch, 0.2}}, seed)).series);
+}
+
+TEST(Regions, AMemberTheRunsReferenceLeavesWithoutACauseKeepsItsOwn) {
+  // M = 100 … 200 at MFU 1 and 1000 MHz; M = 150 dips without a cause, M = 160 runs faster at 1500 MHz and
+  // M = 170 dips again, at 1000 MHz: against M = 160, the best smaller M, its slower clock is its cause; against
+  // the run's reference, which ran at 1000 MHz too, it has none.
+  Series series = testing::flat_series(100, 200, 10, "gemm");
+  for (SeriesPoint& point : series.points) {
+    point.utils = point.m == 150 ? 0.7 : point.m == 160 ? 1.1 : point.m == 170 ? 0.75 : 1.0;
+    point.time_us = static_cast<double>(point.m) / point.utils;
+    point.sm_clock_mhz = point.m == 160 ? 1500 : 1000;
+  }
+  AnalysisOptions options;
+  options.rule = AnomalyRule::study;
+  const SeriesAnalysis analysis = analyze_series(series, options, MWeights());
+  ASSERT_EQ(analysis.findings.size(), 2u);
+  const std::vector<Region> regions = regions_of(analysis);
+  const auto at_170 = std::find_if(regions.begin(), regions.end(), [&](const Region& region) {
+    return std::any_of(region.supported_findings.begin(), region.supported_findings.end(),
+                       [&](std::size_t f) { return analysis.findings[f].anomaly.m == 170; });
+  });
+  ASSERT_NE(at_170, regions.end());
+  EXPECT_EQ(at_170->cause->kind, CauseKind::throttling) << describe_cause(*at_170);
+  EXPECT_NE(at_170->cause->evidence.find("vs 1500 MHz at M=160"), std::string::npos) << at_170->cause->evidence;
+  // M = 150 has no cause against any reference and none is claimed for it.
+  for (const Region& region : regions) {
+    for (const std::size_t f : region.supported_findings) EXPECT_NE(analysis.findings[f].anomaly.m, 150);
+  }
 }
 
 TEST(Regions, AnUnmeasuredGridIsNamedAndNeverAReference) {
