@@ -82,17 +82,6 @@ struct Timed {
   int operand_sets = 1;
 };
 
-GroupedShape shape_of(int64_t n, int64_t k, std::vector<int64_t> rows, GroupLayout layout, int64_t align) {
-  GroupedShape shape;
-  shape.n = n;
-  shape.k = k;
-  shape.rows = std::move(rows);
-  shape.layout = layout;
-  shape.align = align;
-  if (layout == GroupLayout::masked) shape.max_m = std::max<int64_t>((shape.max_rows() + align - 1) / align * align, align);
-  return shape;
-}
-
 std::vector<Case> cases_for(const std::vector<std::string>& sections, const std::vector<int64_t>& decode_tokens,
                             const std::vector<int64_t>& prefill_tokens) {
   const auto wanted = [&](const char* name) { return std::find(sections.begin(), sections.end(), name) != sections.end(); };
@@ -105,21 +94,22 @@ std::vector<Case> cases_for(const std::vector<std::string>& sections, const std:
     if (wanted("decode")) {
       for (const int64_t tokens : decode_tokens) {
         cases.push_back({"decode", fmt::format("{} T={}", layer.label, tokens),
-                         shape_of(layer.n, layer.k, routed(tokens), GroupLayout::contiguous, 128)});
+                         lay_out_groups(layer.n, layer.k, routed(tokens), GroupLayout::contiguous, 128, 128)});
         cases.push_back({"decode", fmt::format("{} T={}", layer.label, tokens),
-                         shape_of(layer.n, layer.k, routed(tokens), GroupLayout::masked, 64)});
+                         lay_out_groups(layer.n, layer.k, routed(tokens), GroupLayout::masked, 64, 64)});
       }
     }
     if (wanted("prefill")) {
       for (const int64_t tokens : prefill_tokens)
         cases.push_back({"prefill", fmt::format("{} T={}", layer.label, tokens),
-                         shape_of(layer.n, layer.k, routed(tokens), GroupLayout::contiguous, 128)});
+                         lay_out_groups(layer.n, layer.k, routed(tokens), GroupLayout::contiguous, 128, 128)});
     }
   }
   if (wanted("deepgemm")) {
     for (const PublishedProblem& p : kDeepGemmH800) {
       cases.push_back({"deepgemm", p.label,
-                       shape_of(p.n, p.k, std::vector<int64_t>(std::size_t(p.groups), p.rows), p.layout, 128),
+                       lay_out_groups(p.n, p.k, std::vector<int64_t>(std::size_t(p.groups), p.rows), p.layout,
+                                      128, 128),
                        p.published_tflops});
     }
   }
@@ -127,7 +117,7 @@ std::vector<Case> cases_for(const std::vector<std::string>& sections, const std:
     // As published (groups start on any row: A's scales padded per group) and every group padded to 4 rows.
     for (const profiler::PresetGroupedProblem& p : profiler::find_grouped_preset("nvfp4_targets").problems) {
       for (const int64_t align : {1, 4})
-        cases.push_back({"preset", p.label, shape_of(p.n, p.k, p.rows, GroupLayout::contiguous, align)});
+        cases.push_back({"preset", p.label, lay_out_groups(p.n, p.k, p.rows, GroupLayout::contiguous, align, align)});
     }
   }
   return cases;

@@ -60,6 +60,19 @@ int64_t GroupedShape::routed_row(int64_t group) const {
   return std::accumulate(rows.begin(), rows.begin() + group, int64_t(0));
 }
 
+GroupedShape lay_out_groups(int64_t n, int64_t k, std::vector<int64_t> rows, GroupLayout layout, int64_t align,
+                            int64_t slot_multiple) {
+  GroupedShape shape;
+  shape.n = n;
+  shape.k = k;
+  shape.rows = std::move(rows);
+  shape.layout = layout;
+  shape.align = align;
+  if (layout == GroupLayout::masked)
+    shape.max_m = (std::max<int64_t>(shape.max_rows(), 1) + slot_multiple - 1) / slot_multiple * slot_multiple;
+  return shape;
+}
+
 std::string GroupedShape::layout_text() const {
   return layout == GroupLayout::masked ? fmt::format("masked:{}", max_m) : fmt::format("contiguous:{}", align);
 }

@@ -53,6 +53,11 @@ struct GroupedShape {
   std::string layout_text() const;          // "contiguous:128", "masked:256"
 };
 
+// The problem of `rows` per group: contiguous groups starting on multiples of `align`, or masked slots as tall
+// as the largest group (at least one row) rounded up to `slot_multiple`.
+GroupedShape lay_out_groups(int64_t n, int64_t k, std::vector<int64_t> rows, GroupLayout layout, int64_t align,
+                            int64_t slot_multiple);
+
 // Why `shape` is not a valid problem (no groups, negative rows, align < 1, a group over
 // max_m, ...), or nothing.
 std::optional<std::string> grouped_shape_problem(const GroupedShape& shape);

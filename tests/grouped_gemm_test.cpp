@@ -63,6 +63,18 @@ TEST(GroupedShape, MaskedSlotsHoldMaxM) {
   EXPECT_TRUE(grouped_shape_problem(contiguous({}, 1)).has_value());
 }
 
+TEST(GroupedShape, LaidOutGroupsGetSlotsOfTheLargestGroupRoundedUp) {
+  const GroupedShape masked = lay_out_groups(64, 128, {3, 0, 70}, GroupLayout::masked, 1, 64);
+  EXPECT_EQ(masked.max_m, 128);
+  EXPECT_EQ(masked.layout_rows(), 3 * 128);
+  EXPECT_FALSE(grouped_shape_problem(masked).has_value());
+  EXPECT_EQ(lay_out_groups(64, 128, {0, 0}, GroupLayout::masked, 1, 64).max_m, 64);  // empty groups: one slot
+  EXPECT_EQ(lay_out_groups(64, 128, {0, 0}, GroupLayout::masked, 1, 1).max_m, 1);
+  const GroupedShape contiguous = lay_out_groups(64, 128, {3, 0, 70}, GroupLayout::contiguous, 8, 64);
+  EXPECT_EQ(contiguous.max_m, 0);
+  EXPECT_EQ(contiguous.first_row(2), 8);
+}
+
 TEST(GroupedShape, MinBytesCountOnlyActiveExpertsWeights) {
   const GroupedShape one = contiguous({4, 0, 0, 0}, 1, 256, 512);
   const GroupedShape two = contiguous({2, 2, 0, 0}, 1, 256, 512);

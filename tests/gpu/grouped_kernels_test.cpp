@@ -69,16 +69,9 @@ std::vector<std::vector<int64_t>> row_patterns(int64_t groups, int64_t k) {
   return patterns;
 }
 
+// masked: slots of `align` rows past the largest group
 GroupedShape lay_out(const ExpertShape& expert, const std::vector<int64_t>& rows, GroupLayout layout, int64_t align) {
-  GroupedShape shape;
-  shape.n = expert.n;
-  shape.k = expert.k;
-  shape.rows = rows;
-  shape.layout = layout;
-  shape.align = align;
-  // masked: slots of `align` rows past the largest group (align 1: exactly the largest group)
-  if (layout == GroupLayout::masked) shape.max_m = std::max<int64_t>((shape.max_rows() + align - 1) / align * align, 1);
-  return shape;
+  return lay_out_groups(expert.n, expert.k, rows, layout, align, align);
 }
 
 struct Tally {
