@@ -14,6 +14,7 @@
 #include "common/user_error.hpp"
 #include "kernels/cuda/a16w4_blockscale_config.hpp"
 #include "kernels/cuda/a16w4_blockscale_kernel.cuh"
+#include "kernels/cuda/a16w4_grouped_session.hpp"
 #include "kernels/cuda/a16w4_launch.cuh"
 #include "kernels/cuda/programmatic_launch.cuh"
 #include "kernels/cuda/a16w4_weights.cuh"
@@ -151,11 +152,7 @@ A16w4Config choose_grouped_config(const GroupedShape& shape, int multiprocessors
                              multiprocessors);
 }
 
-struct GroupedWeights {
-  OperandFormat format;
-  uint64_t seed;
-  A16w4Weights packed;
-};
+using GroupedWeights = A16w4GroupedWeights<A16w4Weights>;
 
 class A16w4GroupedPrepared final : public CudaGroupedPreparedGemm {
  public:
@@ -232,36 +229,14 @@ class A16w4GroupedPrepared final : public CudaGroupedPreparedGemm {
   GroupedParams params_;
 };
 
-class A16w4GroupedSession final : public GroupedGemmSession {
- public:
-  A16w4GroupedSession(CudaDevice& device, const GroupedWeightShape& shape, uint64_t seed)
-      : device_(device),
-        weights_{a16w4_operands(shape.format), seed,
-                 pack_a16w4_weights(operand_encodings(a16w4_operands(shape.format)).b, seed, shape.groups, shape.n,
-                                    shape.k, device.stream())} {}
-
-  std::size_t activation_bytes(const GroupedShape& shape) const override {
-    const int64_t rows = shape.layout_rows();
-    return std::size_t(rows * shape.k * 2 + rows * shape.n * (2 + 4) +
-                       rows * weights_.packed.layout.warp_tiles * 4 + shape.groups() * 4);
-  }
-
-  std::unique_ptr<GroupedPreparedGemm> prepare(const GroupedShape& shape, uint64_t seed) override {
-    return std::make_unique<A16w4GroupedPrepared>(device_, weights_, shape, seed);
-  }
-
- private:
-  CudaDevice& device_;
-  GroupedWeights weights_;
-};
+std::size_t activation_bytes(const GroupedShape& shape, const A16w4Weights& packed) {
+  const int64_t rows = shape.layout_rows();
+  return std::size_t(rows * shape.k * 2 + rows * shape.n * (2 + 4) + rows * packed.layout.warp_tiles * 4 +
+                     shape.groups() * 4);
+}
 
 std::optional<std::string> a16w4_grouped_unsupported_reason(const GroupedShape& shape) {
-  if (shape.n < 1 || shape.k < 1) return "N and K must be positive";
-  if (auto reason = fp4_k_problem(shape.k)) return reason;
-  if (shape.layout_rows() * std::max(shape.n, shape.k) > int64_t(INT32_MAX) ||
-      shape.groups() * shape.n * shape.k / 2 > int64_t(INT32_MAX) * 4)
-    return "an operand over 2^31 elements";
-  return std::nullopt;
+  return a16w4_grouped_shape_problem(shape, shape.k);
 }
 
 }  // namespace
@@ -283,7 +258,8 @@ GroupedKernelEntry a16w4_blockscale_grouped_entry() {
     if (shape.k % 2 != 0)
       throw UserError("a16w4_blockscale_grouped cannot run K=" + std::to_string(shape.k) +
                       ": FP4 packs two elements per byte; pick another kernel for this shape");
-    return std::make_unique<A16w4GroupedSession>(as_cuda_device(device), shape, seed);
+    using Session = A16w4GroupedSession<A16w4GroupedPrepared, A16w4Weights>;
+    return std::make_unique<Session>(as_cuda_device(device), shape, seed, pack_a16w4_weights, activation_bytes);
   };
   return entry;
 }

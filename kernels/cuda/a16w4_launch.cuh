@@ -1,8 +1,9 @@
-// Host side shared by the W4A16 launchers (a16w4_blockscale.cu, a16w4_blockscale_grouped.cu): the SMs the
-// heuristic plans for, their identity and the K they take, and the dispatch from a configuration and a scale type
+// Host side shared by the W4A16 launchers (a16w4_blockscale*.cu, a16w4_tiled*.cu): the SMs the
+// heuristic plans for, their identity and the shapes they take, and the dispatch from a configuration and a scale type
 // to the instance compiled for it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -15,6 +16,7 @@
 #include "kernels/cuda/fp8_blockscale.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/operand_format.hpp"
+#include "kernels/shape_checks.hpp"
 
 namespace shapescope::kernels::cuda {
 
@@ -38,6 +40,14 @@ inline KernelIdentity a16w4_identity(std::string name, std::string formats, std:
 inline std::optional<std::string> fp4_k_problem(int64_t k) {
   if (k % 2 != 0) return "K=" + std::to_string(k) + " is odd (FP4 packs two elements per byte)";
   return std::nullopt;
+}
+
+// Why a dense W4A16 kernel cannot run `shape`, activation rows `a_row_elements` long in memory, or nothing.
+inline std::optional<std::string> a16w4_dense_shape_problem(const GemmShape& shape, int64_t a_row_elements) {
+  if (auto reason = batch_count_problem(shape)) return reason;
+  if (auto reason = extent_problem(shape)) return reason;
+  if (auto reason = fp4_k_problem(shape.k)) return reason;
+  return int32_index_problem({shape.m * std::max(shape.n, a_row_elements), shape.n * shape.k});
 }
 
 // Calls launch.template operator()<kRows, kWarpsK, kScale>() for the instance `config` and `scale` name.

@@ -114,10 +114,7 @@ class A16w4TiledSession final : public GemmSession {
 };
 
 std::optional<std::string> a16w4_tiled_unsupported_reason(const GemmShape& shape) {
-  if (auto reason = batch_count_problem(shape)) return reason;
-  if (auto reason = extent_problem(shape)) return reason;
-  if (auto reason = fp4_k_problem(shape.k)) return reason;
-  return int32_index_problem({shape.m * a16w4_tiled_lda(shape.k), shape.m * shape.n, shape.n * shape.k});
+  return a16w4_dense_shape_problem(shape, a16w4_tiled_lda(shape.k));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/user_error.hpp"
+#include "kernels/cuda/a16w4_grouped_session.hpp"
 #include "kernels/cuda/a16w4_launch.cuh"
 #include "kernels/cuda/a16w4_tiled_config.hpp"
 #include "kernels/cuda/a16w4_tiled_launch.hpp"
@@ -41,11 +42,7 @@ int64_t row_units(const GroupedShape& shape, int block_m) {
   return group_row_tiles(shape, block_m);
 }
 
-struct GroupedWeights {
-  OperandFormat format;
-  uint64_t seed;
-  A16w4TiledWeights packed;
-};
+using GroupedWeights = A16w4GroupedWeights<A16w4TiledWeights>;
 
 class A16w4TiledGroupedPrepared final : public CudaGroupedPreparedGemm {
  public:
@@ -120,36 +117,14 @@ class A16w4TiledGroupedPrepared final : public CudaGroupedPreparedGemm {
   A16w4TiledParams params_;
 };
 
-class A16w4TiledGroupedSession final : public GroupedGemmSession {
- public:
-  A16w4TiledGroupedSession(CudaDevice& device, const GroupedWeightShape& shape, uint64_t seed)
-      : device_(device),
-        weights_{a16w4_operands(shape.format), seed,
-                 pack_a16w4_tiled_weights(operand_encodings(a16w4_operands(shape.format)).b, seed, shape.groups,
-                                          shape.n, shape.k, device.stream())} {}
-
-  std::size_t activation_bytes(const GroupedShape& shape) const override {
-    const int64_t rows = shape.layout_rows();
-    return std::size_t(rows * a16w4_tiled_lda(shape.k) * 2 * 2 + rows * shape.n * (2 + 4) +
-                       (row_units(shape, 32) + 1) * weights_.packed.layout.n_tiles * 4 + shape.groups() * 4);
-  }
-
-  std::unique_ptr<GroupedPreparedGemm> prepare(const GroupedShape& shape, uint64_t seed) override {
-    return std::make_unique<A16w4TiledGroupedPrepared>(device_, weights_, shape, seed);
-  }
-
- private:
-  CudaDevice& device_;
-  GroupedWeights weights_;
-};
+std::size_t activation_bytes(const GroupedShape& shape, const A16w4TiledWeights& packed) {
+  const int64_t rows = shape.layout_rows();
+  return std::size_t(rows * a16w4_tiled_lda(shape.k) * 2 * 2 + rows * shape.n * (2 + 4) +
+                     (row_units(shape, 32) + 1) * packed.layout.n_tiles * 4 + shape.groups() * 4);
+}
 
 std::optional<std::string> a16w4_tiled_grouped_unsupported_reason(const GroupedShape& shape) {
-  if (shape.n < 1 || shape.k < 1) return "N and K must be positive";
-  if (auto reason = fp4_k_problem(shape.k)) return reason;
-  if (shape.layout_rows() * std::max(shape.n, a16w4_tiled_lda(shape.k)) > int64_t(INT32_MAX) ||
-      shape.groups() * shape.n * shape.k / 2 > int64_t(INT32_MAX) * 4)
-    return "an operand over 2^31 elements";
-  return std::nullopt;
+  return a16w4_grouped_shape_problem(shape, a16w4_tiled_lda(shape.k));
 }
 
 }  // namespace
@@ -170,7 +145,8 @@ GroupedKernelEntry a16w4_tiled_grouped_entry() {
   entry.open = [](Device& device, const GroupedWeightShape& shape, uint64_t seed) -> std::unique_ptr<GroupedGemmSession> {
     if (auto reason = fp4_k_problem(shape.k))
       throw UserError("a16w4_tiled_grouped cannot run: " + *reason + "; pick another kernel for this shape");
-    return std::make_unique<A16w4TiledGroupedSession>(as_cuda_device(device), shape, seed);
+    using Session = A16w4GroupedSession<A16w4TiledGroupedPrepared, A16w4TiledWeights>;
+    return std::make_unique<Session>(as_cuda_device(device), shape, seed, pack_a16w4_tiled_weights, activation_bytes);
   };
   return entry;
 }
