@@ -29,23 +29,25 @@ struct WarpWork {
   bool a_vectors;       // K and the row stride are multiples of 8: 16-byte activation loads
   const uint4* weights;     // this warp tile's chunk 0, n8 tile 0 (A16w4Layout::weight_word / 4)
   const uint32_t* scales;   // this warp tile's chunk 0, n8 tile 0 (A16w4Layout::scale_word)
-  int64_t chunk_weights;    // uint4 from one chunk to the next (kA16w4TilesPerWarp * 32)
   int64_t chunk_scales;     // words from one chunk to the next
   int scale_words_per_row;
   int m0;
   int begin, end, stride;
 };
 
-// The bf16 pair of nibbles j and j+1 at the top of the halves of `word`: value x 2^-126 (a bf16 whose exponent
-// field is the e2m1 exponent and whose top mantissa bit is the e2m1 mantissa; e2m1 0.5 becomes a subnormal).
-__device__ __forceinline__ uint32_t e2m1_pair(uint32_t word) {
-  return (word & 0x80008000u) | ((word & 0x70007000u) >> 6);
-}
-
 __device__ __forceinline__ uint32_t multiply_bf16x2(uint32_t a, uint32_t b) {
   uint32_t d;
   asm("mul.rn.bf16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));
   return d;
+}
+
+// The eight elements of a lane's word (a16w4_layout.hpp) as four bf16 pairs (elements 2p, 2p + 1) times
+// `multiplier`, the block scale folded into bf16.
+__device__ __forceinline__ void dequantize_word(uint32_t word, uint32_t multiplier, uint32_t (&pairs)[4]) {
+  pairs[0] = multiply_bf16x2(a16w4_e2m1_pair<0>(word), multiplier);
+  pairs[1] = multiply_bf16x2(a16w4_e2m1_pair<1>(word), multiplier);
+  pairs[2] = multiply_bf16x2(a16w4_e2m1_pair<2>(word), multiplier);
+  pairs[3] = multiply_bf16x2(a16w4_e2m1_pair<3>(word), multiplier);
 }
 
 // The four bf16x2 multipliers (both halves equal) of the four scale codes in `codes`, one per sub-chunk:
@@ -60,14 +62,16 @@ __device__ __forceinline__ void scale_multipliers(uint32_t codes, uint32_t (&mul
     multipliers[2] = __byte_perm(fields, 0, 0x4242) << 7;
     multipliers[3] = __byte_perm(fields, 0, 0x4343) << 7;
   } else {
-    constexpr float kFold = 0x1p117f;  // 2^(126 - kUe4m3ScaleOffset)
+    // Two codes at a time to an f16 pair (exact: every e4m3 value is a normal f16 with three mantissa bits),
+    // whose bits shifted right by 3 are the bf16 pair of scale x 2^-112, then times 2^127 and 2^102 (exact):
+    // scale x 2^(126 - kUe4m3ScaleOffset) in four operations, where through fp32 it took six.
+    static_assert(126 - kUe4m3ScaleOffset == -112 + 127 + 102);
+    constexpr uint32_t kTimes2To127 = 0x7F007F00u, kTimes2To102 = 0x72807280u;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const __half2 scales =
-          __half2(__nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(codes >> (16 * half)), __NV_E4M3));
-      const float2 values = __half22float2(scales);
-      const __nv_bfloat162 folded = __floats2bfloat162_rn(values.x * kFold, values.y * kFold);
-      const uint32_t pair = *reinterpret_cast<const uint32_t*>(&folded);
+      const __half2_raw scales = __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(codes >> (16 * half)), __NV_E4M3);
+      const uint32_t bits = uint32_t(scales.x) | uint32_t(scales.y) << 16;
+      const uint32_t pair = multiply_bf16x2(multiply_bf16x2(bits >> 3, kTimes2To127), kTimes2To102);
       multipliers[2 * half] = __byte_perm(pair, 0, 0x1010);
       multipliers[2 * half + 1] = __byte_perm(pair, 0, 0x3232);
     }
@@ -111,10 +115,13 @@ __device__ __forceinline__ void copy_4_async(void* shared_destination, const voi
                : "memory");
 }
 
+// uint4 from one chunk of a warp tile's weights to the next (a16w4_layout.hpp).
+constexpr int kChunkWeights = kA16w4WordsPerTileChunk / 4 * kA16w4TilesPerWarp;
+
 // Starts the copy of the lane's words of `chunk` into `stage` of the ring (weights bypass L1: streamed once).
 __device__ __forceinline__ void fetch_chunk(const WarpWork& w, int chunk, int lane, WarpRing& ring, int stage) {
   const int group = lane / 4, quad = lane % 4;
-  const uint4* weights = w.weights + chunk * w.chunk_weights + lane;
+  const uint4* weights = w.weights + chunk * kChunkWeights + lane;
   const uint32_t* scales =
       w.scales + chunk * w.chunk_scales + group * w.scale_words_per_row + (w.scale_words_per_row == 2 ? quad / 2 : 0);
 #pragma unroll
@@ -143,14 +150,26 @@ struct ChunkActivations {
   uint4 rows[kTwoRowGroups ? 2 : 1][4];
 };
 
+// Rows past M read row M - 1 instead: they feed only output rows that are never stored, and so no lane of a warp
+// branches apart. A chunk wholly inside K with 16-byte rows (every chunk but a partial last one) takes its four
+// loads a row from one address, with no bounds check a load.
 template <bool kTwoRowGroups>
 __device__ __forceinline__ void load_activations(const WarpWork& w, int chunk, int lane,
                                                  ChunkActivations<kTwoRowGroups>& o) {
   const int group = lane / 4, col = chunk * kA16w4ChunkK + 8 * (lane % 4);
+  const bool whole = w.a_vectors && (chunk + 1) * kA16w4ChunkK <= w.k;
 #pragma unroll
-  for (int r = 0; r < (kTwoRowGroups ? 2 : 1); ++r)
+  for (int r = 0; r < (kTwoRowGroups ? 2 : 1); ++r) {
+    const int row = min(w.m0 + group + 8 * r, w.m - 1);
+    if (whole) {
+      const uint4* source = reinterpret_cast<const uint4*>(w.a + int64_t(row) * w.lda + col);
 #pragma unroll
-    for (int s = 0; s < 4; ++s) o.rows[r][s] = load_activations(w, w.m0 + group + 8 * r, col + 32 * s);
+      for (int s = 0; s < 4; ++s) o.rows[r][s] = __ldg(source + 4 * s);
+    } else {
+#pragma unroll
+      for (int s = 0; s < 4; ++s) o.rows[r][s] = load_activations(w, row, col + 32 * s);
+    }
+  }
 }
 
 // Sub-chunk by sub-chunk, the four n8 tiles side by side: consecutive mma.sync go to four different accumulators,
@@ -173,10 +192,11 @@ __device__ __forceinline__ void multiply_chunk(const ChunkWeights& b, const Chun
     for (int t = 0; t < kA16w4TilesPerWarp; ++t) {
       const uint4& words = b.weights[t];
       const uint32_t word = s == 0 ? words.x : s == 1 ? words.y : s == 2 ? words.z : words.w;
-      const uint32_t b_low[2] = {multiply_bf16x2(e2m1_pair(word), multipliers[t][s]),
-                                 multiply_bf16x2(e2m1_pair(word << 4), multipliers[t][s])};
-      b_high[t][0] = multiply_bf16x2(e2m1_pair(word << 8), multipliers[t][s]);
-      b_high[t][1] = multiply_bf16x2(e2m1_pair(word << 12), multipliers[t][s]);
+      uint32_t pairs[4];
+      dequantize_word(word, multipliers[t][s], pairs);
+      const uint32_t b_low[2] = {pairs[0], pairs[1]};
+      b_high[t][0] = pairs[2];
+      b_high[t][1] = pairs[3];
       ptx::mma_bf16_16x8x16(accumulators[t], a_low, b_low);
     }
 #pragma unroll
