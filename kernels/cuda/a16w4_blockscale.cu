@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
                                  p.partials,
                                  p.arrivals + int64_t(blockIdx.x) * p.layout.warp_tiles + warp_tile,
                                  int(gridDim.z)};
-  a16w4::finish_warp_tile(accumulators, output);
+  a16w4::finish_warp_tile<kRows == 16>(accumulators, output);
 }
 
 A16w4Config choose_dense_config(const GemmShape& shape, int multiprocessors) {

@@ -131,7 +131,7 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
           p.partials + int64_t(active.first_row) * p.n,
           p.arrivals + int64_t(active.first_row + m0) * p.layout.warp_tiles + warp_tile,  // one counter per pass
           int(gridDim.z)};
-      a16w4::finish_warp_tile(accumulators, output);
+      a16w4::finish_warp_tile<kRows == 16>(accumulators, output);
     }
     if constexpr (kWarpsK > 1) __syncthreads();  // `parked` is free again
   }

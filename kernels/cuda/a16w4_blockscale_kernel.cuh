@@ -172,9 +172,13 @@ __device__ __forceinline__ void load_activations(const WarpWork& w, int chunk, i
   }
 }
 
-// Sub-chunk by sub-chunk, the four n8 tiles side by side: consecutive mma.sync go to four different accumulators,
-// so each waits on its own tile's previous mma only, not on a chain of one tile's eight (with the 8-row
-// activations a chunk ahead, 2% faster over the Llama-3.3-70B decode points on the H100, 2026-11-25).
+// Sub-chunk by sub-chunk, the four n8 tiles side by side: consecutive mma.sync go to different accumulators,
+// so each waits on its own previous mma only, not on a chain of one tile's eight (with the 8-row activations a
+// chunk ahead, 2% faster over the Llama-3.3-70B decode points on the H100, 2026-11-25).
+//   Sixteen rows: the activations are the 16-row A side, each n8 tile of weights the B side.
+//   Eight rows: the operands trade places, C^T = B A^T: two n8 tiles of weights are the 16-row A side and the
+// activations the n8 B side, so no mma multiplies rows 8..15 of zeros and a chunk takes 16 mma, not 32.
+// accumulators[p][e] then hold tile 2p + e / 2, weight row `group`, activation row 2 quad + e % 2.
 template <ScaleCode kScale, bool kTwoRowGroups>
 __device__ __forceinline__ void multiply_chunk(const ChunkWeights& b, const ChunkActivations<kTwoRowGroups>& a,
                                                float (&accumulators)[kA16w4TilesPerWarp][4]) {
@@ -183,31 +187,46 @@ __device__ __forceinline__ void multiply_chunk(const ChunkWeights& b, const Chun
   for (int t = 0; t < kA16w4TilesPerWarp; ++t) scale_multipliers<kScale>(b.scales[t], multipliers[t]);
 #pragma unroll
   for (int s = 0; s < 4; ++s) {
-    const uint4 top = a.rows[0][s];
-    const uint4 bottom = kTwoRowGroups ? a.rows[kTwoRowGroups ? 1 : 0][s] : make_uint4(0, 0, 0, 0);
-    const uint32_t a_low[4] = {top.x, bottom.x, top.y, bottom.y};
-    const uint32_t a_high[4] = {top.z, bottom.z, top.w, bottom.w};
-    uint32_t b_high[kA16w4TilesPerWarp][2];
+    uint32_t pairs[kA16w4TilesPerWarp][4];
 #pragma unroll
     for (int t = 0; t < kA16w4TilesPerWarp; ++t) {
       const uint4& words = b.weights[t];
-      const uint32_t word = s == 0 ? words.x : s == 1 ? words.y : s == 2 ? words.z : words.w;
-      uint32_t pairs[4];
-      dequantize_word(word, multipliers[t][s], pairs);
-      const uint32_t b_low[2] = {pairs[0], pairs[1]};
-      b_high[t][0] = pairs[2];
-      b_high[t][1] = pairs[3];
-      ptx::mma_bf16_16x8x16(accumulators[t], a_low, b_low);
+      dequantize_word(s == 0 ? words.x : s == 1 ? words.y : s == 2 ? words.z : words.w, multipliers[t][s], pairs[t]);
     }
+    const uint4 top = a.rows[0][s];
+    if constexpr (kTwoRowGroups) {
+      const uint4 bottom = a.rows[1][s];
+      const uint32_t a_low[4] = {top.x, bottom.x, top.y, bottom.y};
+      const uint32_t a_high[4] = {top.z, bottom.z, top.w, bottom.w};
 #pragma unroll
-    for (int t = 0; t < kA16w4TilesPerWarp; ++t) ptx::mma_bf16_16x8x16(accumulators[t], a_high, b_high[t]);
+      for (int t = 0; t < kA16w4TilesPerWarp; ++t) {
+        const uint32_t b_low[2] = {pairs[t][0], pairs[t][1]};
+        ptx::mma_bf16_16x8x16(accumulators[t], a_low, b_low);
+      }
+#pragma unroll
+      for (int t = 0; t < kA16w4TilesPerWarp; ++t) {
+        const uint32_t b_high[2] = {pairs[t][2], pairs[t][3]};
+        ptx::mma_bf16_16x8x16(accumulators[t], a_high, b_high);
+      }
+    } else {
+      const uint32_t activations_low[2] = {top.x, top.y}, activations_high[2] = {top.z, top.w};
+#pragma unroll
+      for (int p = 0; p < kA16w4TilesPerWarp / 2; ++p) {
+        const uint32_t weights_low[4] = {pairs[2 * p][0], pairs[2 * p + 1][0], pairs[2 * p][1], pairs[2 * p + 1][1]};
+        ptx::mma_bf16_16x8x16(accumulators[p], weights_low, activations_low);
+      }
+#pragma unroll
+      for (int p = 0; p < kA16w4TilesPerWarp / 2; ++p) {
+        const uint32_t weights_high[4] = {pairs[2 * p][2], pairs[2 * p + 1][2], pairs[2 * p][3], pairs[2 * p + 1][3]};
+        ptx::mma_bf16_16x8x16(accumulators[p], weights_high, activations_high);
+      }
+    }
   }
 }
 
-// accumulators[t][e] += the warp's product for n8 tile t, fragment element e (row group + 8 (e >= 2), column
-// 2 quad + (e odd)), after start_warp_tile(w, ring). kTwoRowGroups false: rows m0 + 8.. are not read (at most 8
-// rows). Each chunk read from the ring frees the stage read one chunk earlier, which takes the chunk
-// kA16w4Stages - 1 ahead.
+// accumulators += the warp's product (laid out as multiply_chunk says), after start_warp_tile(w, ring).
+// kTwoRowGroups false: rows m0 + 8.. are not read (at most 8 rows). Each chunk read from the ring frees the
+// stage read one chunk earlier, which takes the chunk kA16w4Stages - 1 ahead.
 template <ScaleCode kScale, bool kTwoRowGroups>
 __device__ __forceinline__ void multiply_warp_tile(const WarpWork& w, WarpRing& ring,
                                                    float (&accumulators)[kA16w4TilesPerWarp][4]) {
@@ -264,7 +283,54 @@ __device__ __forceinline__ void store_bf16_pair(uint16_t* out, float v0, float v
   }
 }
 
+// After the warp's partial sums went into the workspace: whether its CTA is the last of the split to arrive at
+// the tile (then every other CTA's sums are visible: they fenced before arriving).
+__device__ __forceinline__ bool last_to_arrive(const WarpOutput& o) {
+  __threadfence();
+  __syncwarp();
+  unsigned arrived = 0;
+  if (threadIdx.x % 32 == 0) arrived = atomicAdd(o.arrivals, 1u);
+  arrived = __shfl_sync(0xFFFFFFFFu, arrived, 0);
+  if (arrived != unsigned(o.splits - 1)) return false;
+  __threadfence();
+  return true;
+}
+
+// The eight-row product (multiply_chunk's operands traded) element by element: consecutive columns of an output
+// row sit in different lanes.
+__device__ __forceinline__ void finish_traded_warp_tile(const float (&accumulators)[kA16w4TilesPerWarp][4],
+                                                        const WarpOutput& o) {
+  const int lane = threadIdx.x % 32, group = lane / 4, quad = lane % 4;
+  const auto each_value = [&](auto&& visit) {
+#pragma unroll
+    for (int p = 0; p < kA16w4TilesPerWarp / 2; ++p)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int row = o.m0 + 2 * quad + e % 2, col = o.col0 + (2 * p + e / 2) * 8 + group;
+        if (row < o.m && col < o.n) visit(accumulators[p][e], o.partials + int64_t(row) * o.ldc + col,
+                                          o.c + int64_t(row) * o.ldc + col);
+      }
+  };
+  const auto store = [&](uint16_t* out, float value) { *out = __bfloat16_as_ushort(__float2bfloat16_rn(value * o.scale)); };
+  if (o.splits == 1) {
+    each_value([&](float value, float*, uint16_t* out) { store(out, value); });
+    return;
+  }
+  each_value([&](float value, float* partial, uint16_t*) { atomicAdd(partial, value); });
+  if (!last_to_arrive(o)) return;
+  each_value([&](float, float* partial, uint16_t* out) {
+    store(out, __ldcg(partial));
+    __stcg(partial, 0.0f);
+  });
+  if (lane == 0) *o.arrivals = 0;
+}
+
+template <bool kTwoRowGroups>
 __device__ __forceinline__ void finish_warp_tile(const float (&accumulators)[kA16w4TilesPerWarp][4], const WarpOutput& o) {
+  if constexpr (!kTwoRowGroups) {
+    finish_traded_warp_tile(accumulators, o);
+    return;
+  }
   const int lane = threadIdx.x % 32, group = lane / 4, quad = lane % 4;
   const bool aligned = o.ldc % 2 == 0;
   const auto each_pair = [&](auto&& visit) {
@@ -291,13 +357,7 @@ __device__ __forceinline__ void finish_warp_tile(const float (&accumulators)[kA1
       if (pair_fits) atomicAdd(o.partials + at + 1, accumulators[t][2 * half + 1]);
     }
   });
-  __threadfence();
-  __syncwarp();
-  unsigned arrived = 0;
-  if (lane == 0) arrived = atomicAdd(o.arrivals, 1u);
-  arrived = __shfl_sync(0xFFFFFFFFu, arrived, 0);
-  if (arrived != unsigned(o.splits - 1)) return;
-  __threadfence();  // every other CTA's sums are visible (they fenced before arriving)
+  if (!last_to_arrive(o)) return;
   each_pair([&](int, int, int64_t at, bool pair_fits) {
     const float v0 = __ldcg(o.partials + at), v1 = pair_fits ? __ldcg(o.partials + at + 1) : 0.0f;
     store_bf16_pair(o.c + at, v0 * o.scale, v1 * o.scale, pair_fits, aligned);
