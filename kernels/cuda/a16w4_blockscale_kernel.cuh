@@ -300,6 +300,7 @@ __device__ __forceinline__ bool last_to_arrive(const WarpOutput& o) {
 // row sit in different lanes.
 __device__ __forceinline__ void finish_traded_warp_tile(const float (&accumulators)[kA16w4TilesPerWarp][4],
                                                         const WarpOutput& o) {
+  static_assert(kA16w4TilesPerWarp % 2 == 0, "the traded operands take the n8 tiles in pairs");
   const int lane = threadIdx.x % 32, group = lane / 4, quad = lane % 4;
   const auto each_value = [&](auto&& visit) {
 #pragma unroll
@@ -307,20 +308,21 @@ __device__ __forceinline__ void finish_traded_warp_tile(const float (&accumulato
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int row = o.m0 + 2 * quad + e % 2, col = o.col0 + (2 * p + e / 2) * 8 + group;
-        if (row < o.m && col < o.n) visit(accumulators[p][e], o.partials + int64_t(row) * o.ldc + col,
-                                          o.c + int64_t(row) * o.ldc + col);
+        if (row < o.m && col < o.n) visit(accumulators[p][e], int64_t(row) * o.ldc + col);
       }
   };
-  const auto store = [&](uint16_t* out, float value) { *out = __bfloat16_as_ushort(__float2bfloat16_rn(value * o.scale)); };
+  const auto store = [&](int64_t at, float value) {
+    o.c[at] = __bfloat16_as_ushort(__float2bfloat16_rn(value * o.scale));
+  };
   if (o.splits == 1) {
-    each_value([&](float value, float*, uint16_t* out) { store(out, value); });
+    each_value([&](float value, int64_t at) { store(at, value); });
     return;
   }
-  each_value([&](float value, float* partial, uint16_t*) { atomicAdd(partial, value); });
+  each_value([&](float value, int64_t at) { atomicAdd(o.partials + at, value); });
   if (!last_to_arrive(o)) return;
-  each_value([&](float, float* partial, uint16_t* out) {
-    store(out, __ldcg(partial));
-    __stcg(partial, 0.0f);
+  each_value([&](float, int64_t at) {
+    store(at, __ldcg(o.partials + at));
+    __stcg(o.partials + at, 0.0f);
   });
   if (lane == 0) *o.arrivals = 0;
 }
