@@ -1,8 +1,9 @@
-// Host-side facts of the FP4 and Blackwell kernels, checked on the CPU: the W4A16 weight layout (every nibble of
+// Host-side facts of the FP4 and Blackwell kernels, checked on the CPU: the W4A16 weight layout (every element of
 // a lane's word once, in the order the dequantization takes it), the W4A16 heuristic, cuBLASLt's one-byte scale
 // layout, and the compute-capability line a sweep stops with.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <set>
 #include <string>
 
@@ -14,18 +15,35 @@
 namespace shapescope::kernels::cuda {
 namespace {
 
-// The kernel takes pairs (j, j+1) = (0,1), (2,3), (4,5), (6,7) from the top of the two 16-bit halves after
-// shifting the word left by 0, 4, 8, 12: nibble j must sit at 12 - 4 (j/2) in the low half, +16 for odd j.
-TEST(Fp4KernelLayout, NibblesFillTheWordInDequantizationOrder) {
-  std::set<int> positions;
+// Every bit of a word belongs to one element, and the dequantization's pair p is exactly elements 2p and 2p+1
+// as bf16 (sign on bit 15, the three magnitude bits on bits 8..6 of each half), whatever the other six hold.
+TEST(Fp4KernelLayout, EveryElementOfAWordDequantizesAloneIntoItsPair) {
+  uint32_t covered = 0;
   for (int j = 0; j < 8; ++j) {
-    const int shift = a16w4_nibble_shift(j);
-    EXPECT_EQ(shift % 4, 0);
-    positions.insert(shift);
-    const int after_shift = shift + 4 * (j / 2);  // where the pair's shift leaves it
-    EXPECT_EQ(after_shift, j % 2 == 0 ? 12 : 28) << "nibble " << j;
+    const uint32_t bits = a16w4_place_e2m1(0xF, j);
+    EXPECT_EQ(std::popcount(bits), 4) << "element " << j;
+    EXPECT_EQ(covered & bits, 0u) << "element " << j;
+    covered |= bits;
   }
-  EXPECT_EQ(positions.size(), 8u);
+  EXPECT_EQ(covered, 0xFFFFFFFFu);
+  const auto pair = [](uint32_t word, int p) {
+    switch (p) {
+      case 0: return a16w4_e2m1_pair<0>(word);
+      case 1: return a16w4_e2m1_pair<1>(word);
+      case 2: return a16w4_e2m1_pair<2>(word);
+      default: return a16w4_e2m1_pair<3>(word);
+    }
+  };
+  uint32_t others = 0x9E3779B9u;  // the other elements: a fixed pseudo-random stream
+  for (int j = 0; j < 8; ++j)
+    for (uint32_t code = 0; code < 16; ++code) {
+      others = others * 1664525u + 1013904223u;
+      uint32_t word = a16w4_place_e2m1(code, j);
+      for (int other = 0; other < 8; ++other)
+        if (other != j) word |= a16w4_place_e2m1(others >> (4 * other) & 0xF, other);
+      const uint32_t half = pair(word, j / 2) >> (16 * (j % 2)) & 0xFFFF;
+      EXPECT_EQ(half, (code >> 3) << 15 | (code & 7) << 6) << "element " << j << " code " << code;
+    }
 }
 
 TEST(Fp4KernelLayout, LayoutSizesCoverPartialTilesAndChunks) {

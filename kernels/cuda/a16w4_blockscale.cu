@@ -58,7 +58,6 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
                              p.k % 8 == 0,
                              p.weights + p.layout.weight_word(has_tile ? warp_tile : 0, 0, 0) / 4,
                              p.scales + p.layout.scale_word(has_tile ? warp_tile : 0, 0, 0),
-                             kA16w4TilesPerWarp * 32,
                              int64_t(kA16w4TilesPerWarp) * 8 * p.layout.scale_words_per_row,
                              p.layout.scale_words_per_row,
                              m0,
@@ -86,7 +85,7 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
                                  p.partials,
                                  p.arrivals + int64_t(blockIdx.x) * p.layout.warp_tiles + warp_tile,
                                  int(gridDim.z)};
-  a16w4::finish_warp_tile(accumulators, output);
+  a16w4::finish_warp_tile<kRows == 16>(accumulators, output);
 }
 
 A16w4Config choose_dense_config(const GemmShape& shape, int multiprocessors) {

@@ -107,7 +107,6 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
                                p.k % 8 == 0,
                                weights,
                                scales,
-                               kA16w4TilesPerWarp * 32,
                                int64_t(kA16w4TilesPerWarp) * 8 * p.layout.scale_words_per_row,
                                p.layout.scale_words_per_row,
                                m0,
@@ -132,7 +131,7 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
           p.partials + int64_t(active.first_row) * p.n,
           p.arrivals + int64_t(active.first_row + m0) * p.layout.warp_tiles + warp_tile,  // one counter per pass
           int(gridDim.z)};
-      a16w4::finish_warp_tile(accumulators, output);
+      a16w4::finish_warp_tile<kRows == 16>(accumulators, output);
     }
     if constexpr (kWarpsK > 1) __syncthreads();  // `parked` is free again
   }

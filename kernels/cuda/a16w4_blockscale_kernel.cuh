@@ -29,23 +29,25 @@ struct WarpWork {
   bool a_vectors;       // K and the row stride are multiples of 8: 16-byte activation loads
   const uint4* weights;     // this warp tile's chunk 0, n8 tile 0 (A16w4Layout::weight_word / 4)
   const uint32_t* scales;   // this warp tile's chunk 0, n8 tile 0 (A16w4Layout::scale_word)
-  int64_t chunk_weights;    // uint4 from one chunk to the next (kA16w4TilesPerWarp * 32)
   int64_t chunk_scales;     // words from one chunk to the next
   int scale_words_per_row;
   int m0;
   int begin, end, stride;
 };
 
-// The bf16 pair of nibbles j and j+1 at the top of the halves of `word`: value x 2^-126 (a bf16 whose exponent
-// field is the e2m1 exponent and whose top mantissa bit is the e2m1 mantissa; e2m1 0.5 becomes a subnormal).
-__device__ __forceinline__ uint32_t e2m1_pair(uint32_t word) {
-  return (word & 0x80008000u) | ((word & 0x70007000u) >> 6);
-}
-
 __device__ __forceinline__ uint32_t multiply_bf16x2(uint32_t a, uint32_t b) {
   uint32_t d;
   asm("mul.rn.bf16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));
   return d;
+}
+
+// The eight elements of a lane's word (a16w4_layout.hpp) as four bf16 pairs (elements 2p, 2p + 1) times
+// `multiplier`, the block scale folded into bf16.
+__device__ __forceinline__ void dequantize_word(uint32_t word, uint32_t multiplier, uint32_t (&pairs)[4]) {
+  pairs[0] = multiply_bf16x2(a16w4_e2m1_pair<0>(word), multiplier);
+  pairs[1] = multiply_bf16x2(a16w4_e2m1_pair<1>(word), multiplier);
+  pairs[2] = multiply_bf16x2(a16w4_e2m1_pair<2>(word), multiplier);
+  pairs[3] = multiply_bf16x2(a16w4_e2m1_pair<3>(word), multiplier);
 }
 
 // The four bf16x2 multipliers (both halves equal) of the four scale codes in `codes`, one per sub-chunk:
@@ -60,14 +62,16 @@ __device__ __forceinline__ void scale_multipliers(uint32_t codes, uint32_t (&mul
     multipliers[2] = __byte_perm(fields, 0, 0x4242) << 7;
     multipliers[3] = __byte_perm(fields, 0, 0x4343) << 7;
   } else {
-    constexpr float kFold = 0x1p117f;  // 2^(126 - kUe4m3ScaleOffset)
+    // Two codes at a time to an f16 pair (exact: every e4m3 value is a normal f16 with three mantissa bits),
+    // whose bits shifted right by 3 are the bf16 pair of scale x 2^-112, then times 2^127 and 2^102 (exact):
+    // scale x 2^(126 - kUe4m3ScaleOffset) in four operations, where through fp32 it took six.
+    static_assert(126 - kUe4m3ScaleOffset == -112 + 127 + 102);
+    constexpr uint32_t kTimes2To127 = 0x7F007F00u, kTimes2To102 = 0x72807280u;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const __half2 scales =
-          __half2(__nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(codes >> (16 * half)), __NV_E4M3));
-      const float2 values = __half22float2(scales);
-      const __nv_bfloat162 folded = __floats2bfloat162_rn(values.x * kFold, values.y * kFold);
-      const uint32_t pair = *reinterpret_cast<const uint32_t*>(&folded);
+      const __half2_raw scales = __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(codes >> (16 * half)), __NV_E4M3);
+      const uint32_t bits = uint32_t(scales.x) | uint32_t(scales.y) << 16;
+      const uint32_t pair = multiply_bf16x2(multiply_bf16x2(bits >> 3, kTimes2To127), kTimes2To102);
       multipliers[2 * half] = __byte_perm(pair, 0, 0x1010);
       multipliers[2 * half + 1] = __byte_perm(pair, 0, 0x3232);
     }
@@ -111,10 +115,13 @@ __device__ __forceinline__ void copy_4_async(void* shared_destination, const voi
                : "memory");
 }
 
+// uint4 from one chunk of a warp tile's weights to the next (a16w4_layout.hpp).
+constexpr int kChunkWeights = kA16w4WordsPerTileChunk / 4 * kA16w4TilesPerWarp;
+
 // Starts the copy of the lane's words of `chunk` into `stage` of the ring (weights bypass L1: streamed once).
 __device__ __forceinline__ void fetch_chunk(const WarpWork& w, int chunk, int lane, WarpRing& ring, int stage) {
   const int group = lane / 4, quad = lane % 4;
-  const uint4* weights = w.weights + chunk * w.chunk_weights + lane;
+  const uint4* weights = w.weights + chunk * kChunkWeights + lane;
   const uint32_t* scales =
       w.scales + chunk * w.chunk_scales + group * w.scale_words_per_row + (w.scale_words_per_row == 2 ? quad / 2 : 0);
 #pragma unroll
@@ -143,19 +150,35 @@ struct ChunkActivations {
   uint4 rows[kTwoRowGroups ? 2 : 1][4];
 };
 
+// Rows past M read row M - 1 instead: they feed only output rows that are never stored, and so no lane of a warp
+// branches apart. A chunk wholly inside K with 16-byte rows (every chunk but a partial last one) takes its four
+// loads a row from one address, with no bounds check a load.
 template <bool kTwoRowGroups>
 __device__ __forceinline__ void load_activations(const WarpWork& w, int chunk, int lane,
                                                  ChunkActivations<kTwoRowGroups>& o) {
   const int group = lane / 4, col = chunk * kA16w4ChunkK + 8 * (lane % 4);
+  const bool whole = w.a_vectors && (chunk + 1) * kA16w4ChunkK <= w.k;
 #pragma unroll
-  for (int r = 0; r < (kTwoRowGroups ? 2 : 1); ++r)
+  for (int r = 0; r < (kTwoRowGroups ? 2 : 1); ++r) {
+    const int row = min(w.m0 + group + 8 * r, w.m - 1);
+    if (whole) {
+      const uint4* source = reinterpret_cast<const uint4*>(w.a + int64_t(row) * w.lda + col);
 #pragma unroll
-    for (int s = 0; s < 4; ++s) o.rows[r][s] = load_activations(w, w.m0 + group + 8 * r, col + 32 * s);
+      for (int s = 0; s < 4; ++s) o.rows[r][s] = __ldg(source + 4 * s);
+    } else {
+#pragma unroll
+      for (int s = 0; s < 4; ++s) o.rows[r][s] = load_activations(w, row, col + 32 * s);
+    }
+  }
 }
 
-// Sub-chunk by sub-chunk, the four n8 tiles side by side: consecutive mma.sync go to four different accumulators,
-// so each waits on its own tile's previous mma only, not on a chain of one tile's eight (with the 8-row
-// activations a chunk ahead, 2% faster over the Llama-3.3-70B decode points on the H100, 2026-11-25).
+// Sub-chunk by sub-chunk, the four n8 tiles side by side: consecutive mma.sync go to different accumulators,
+// so each waits on its own previous mma only, not on a chain of one tile's eight (with the 8-row activations a
+// chunk ahead, 2% faster over the Llama-3.3-70B decode points on the H100, 2026-11-25).
+//   Sixteen rows: the activations are the 16-row A side, each n8 tile of weights the B side.
+//   Eight rows: the operands trade places, C^T = B A^T: two n8 tiles of weights are the 16-row A side and the
+// activations the n8 B side, so no mma multiplies rows 8..15 of zeros and a chunk takes 16 mma, not 32.
+// accumulators[p][e] then hold tile 2p + e / 2, weight row `group`, activation row 2 quad + e % 2.
 template <ScaleCode kScale, bool kTwoRowGroups>
 __device__ __forceinline__ void multiply_chunk(const ChunkWeights& b, const ChunkActivations<kTwoRowGroups>& a,
                                                float (&accumulators)[kA16w4TilesPerWarp][4]) {
@@ -164,30 +187,46 @@ __device__ __forceinline__ void multiply_chunk(const ChunkWeights& b, const Chun
   for (int t = 0; t < kA16w4TilesPerWarp; ++t) scale_multipliers<kScale>(b.scales[t], multipliers[t]);
 #pragma unroll
   for (int s = 0; s < 4; ++s) {
-    const uint4 top = a.rows[0][s];
-    const uint4 bottom = kTwoRowGroups ? a.rows[kTwoRowGroups ? 1 : 0][s] : make_uint4(0, 0, 0, 0);
-    const uint32_t a_low[4] = {top.x, bottom.x, top.y, bottom.y};
-    const uint32_t a_high[4] = {top.z, bottom.z, top.w, bottom.w};
-    uint32_t b_high[kA16w4TilesPerWarp][2];
+    uint32_t pairs[kA16w4TilesPerWarp][4];
 #pragma unroll
     for (int t = 0; t < kA16w4TilesPerWarp; ++t) {
       const uint4& words = b.weights[t];
-      const uint32_t word = s == 0 ? words.x : s == 1 ? words.y : s == 2 ? words.z : words.w;
-      const uint32_t b_low[2] = {multiply_bf16x2(e2m1_pair(word), multipliers[t][s]),
-                                 multiply_bf16x2(e2m1_pair(word << 4), multipliers[t][s])};
-      b_high[t][0] = multiply_bf16x2(e2m1_pair(word << 8), multipliers[t][s]);
-      b_high[t][1] = multiply_bf16x2(e2m1_pair(word << 12), multipliers[t][s]);
-      ptx::mma_bf16_16x8x16(accumulators[t], a_low, b_low);
+      dequantize_word(s == 0 ? words.x : s == 1 ? words.y : s == 2 ? words.z : words.w, multipliers[t][s], pairs[t]);
     }
+    const uint4 top = a.rows[0][s];
+    if constexpr (kTwoRowGroups) {
+      const uint4 bottom = a.rows[1][s];
+      const uint32_t a_low[4] = {top.x, bottom.x, top.y, bottom.y};
+      const uint32_t a_high[4] = {top.z, bottom.z, top.w, bottom.w};
 #pragma unroll
-    for (int t = 0; t < kA16w4TilesPerWarp; ++t) ptx::mma_bf16_16x8x16(accumulators[t], a_high, b_high[t]);
+      for (int t = 0; t < kA16w4TilesPerWarp; ++t) {
+        const uint32_t b_low[2] = {pairs[t][0], pairs[t][1]};
+        ptx::mma_bf16_16x8x16(accumulators[t], a_low, b_low);
+      }
+#pragma unroll
+      for (int t = 0; t < kA16w4TilesPerWarp; ++t) {
+        const uint32_t b_high[2] = {pairs[t][2], pairs[t][3]};
+        ptx::mma_bf16_16x8x16(accumulators[t], a_high, b_high);
+      }
+    } else {
+      const uint32_t activations_low[2] = {top.x, top.y}, activations_high[2] = {top.z, top.w};
+#pragma unroll
+      for (int p = 0; p < kA16w4TilesPerWarp / 2; ++p) {
+        const uint32_t weights_low[4] = {pairs[2 * p][0], pairs[2 * p + 1][0], pairs[2 * p][1], pairs[2 * p + 1][1]};
+        ptx::mma_bf16_16x8x16(accumulators[p], weights_low, activations_low);
+      }
+#pragma unroll
+      for (int p = 0; p < kA16w4TilesPerWarp / 2; ++p) {
+        const uint32_t weights_high[4] = {pairs[2 * p][2], pairs[2 * p + 1][2], pairs[2 * p][3], pairs[2 * p + 1][3]};
+        ptx::mma_bf16_16x8x16(accumulators[p], weights_high, activations_high);
+      }
+    }
   }
 }
 
-// accumulators[t][e] += the warp's product for n8 tile t, fragment element e (row group + 8 (e >= 2), column
-// 2 quad + (e odd)), after start_warp_tile(w, ring). kTwoRowGroups false: rows m0 + 8.. are not read (at most 8
-// rows). Each chunk read from the ring frees the stage read one chunk earlier, which takes the chunk
-// kA16w4Stages - 1 ahead.
+// accumulators += the warp's product (laid out as multiply_chunk says), after start_warp_tile(w, ring).
+// kTwoRowGroups false: rows m0 + 8.. are not read (at most 8 rows). Each chunk read from the ring frees the
+// stage read one chunk earlier, which takes the chunk kA16w4Stages - 1 ahead.
 template <ScaleCode kScale, bool kTwoRowGroups>
 __device__ __forceinline__ void multiply_warp_tile(const WarpWork& w, WarpRing& ring,
                                                    float (&accumulators)[kA16w4TilesPerWarp][4]) {
@@ -244,7 +283,56 @@ __device__ __forceinline__ void store_bf16_pair(uint16_t* out, float v0, float v
   }
 }
 
+// After the warp's partial sums went into the workspace: whether its CTA is the last of the split to arrive at
+// the tile (then every other CTA's sums are visible: they fenced before arriving).
+__device__ __forceinline__ bool last_to_arrive(const WarpOutput& o) {
+  __threadfence();
+  __syncwarp();
+  unsigned arrived = 0;
+  if (threadIdx.x % 32 == 0) arrived = atomicAdd(o.arrivals, 1u);
+  arrived = __shfl_sync(0xFFFFFFFFu, arrived, 0);
+  if (arrived != unsigned(o.splits - 1)) return false;
+  __threadfence();
+  return true;
+}
+
+// The eight-row product (multiply_chunk's operands traded) element by element: consecutive columns of an output
+// row sit in different lanes.
+__device__ __forceinline__ void finish_traded_warp_tile(const float (&accumulators)[kA16w4TilesPerWarp][4],
+                                                        const WarpOutput& o) {
+  static_assert(kA16w4TilesPerWarp % 2 == 0, "the traded operands take the n8 tiles in pairs");
+  const int lane = threadIdx.x % 32, group = lane / 4, quad = lane % 4;
+  const auto each_value = [&](auto&& visit) {
+#pragma unroll
+    for (int p = 0; p < kA16w4TilesPerWarp / 2; ++p)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int row = o.m0 + 2 * quad + e % 2, col = o.col0 + (2 * p + e / 2) * 8 + group;
+        if (row < o.m && col < o.n) visit(accumulators[p][e], int64_t(row) * o.ldc + col);
+      }
+  };
+  const auto store = [&](int64_t at, float value) {
+    o.c[at] = __bfloat16_as_ushort(__float2bfloat16_rn(value * o.scale));
+  };
+  if (o.splits == 1) {
+    each_value([&](float value, int64_t at) { store(at, value); });
+    return;
+  }
+  each_value([&](float value, int64_t at) { atomicAdd(o.partials + at, value); });
+  if (!last_to_arrive(o)) return;
+  each_value([&](float, int64_t at) {
+    store(at, __ldcg(o.partials + at));
+    __stcg(o.partials + at, 0.0f);
+  });
+  if (lane == 0) *o.arrivals = 0;
+}
+
+template <bool kTwoRowGroups>
 __device__ __forceinline__ void finish_warp_tile(const float (&accumulators)[kA16w4TilesPerWarp][4], const WarpOutput& o) {
+  if constexpr (!kTwoRowGroups) {
+    finish_traded_warp_tile(accumulators, o);
+    return;
+  }
   const int lane = threadIdx.x % 32, group = lane / 4, quad = lane % 4;
   const bool aligned = o.ldc % 2 == 0;
   const auto each_pair = [&](auto&& visit) {
@@ -271,13 +359,7 @@ __device__ __forceinline__ void finish_warp_tile(const float (&accumulators)[kA1
       if (pair_fits) atomicAdd(o.partials + at + 1, accumulators[t][2 * half + 1]);
     }
   });
-  __threadfence();
-  __syncwarp();
-  unsigned arrived = 0;
-  if (lane == 0) arrived = atomicAdd(o.arrivals, 1u);
-  arrived = __shfl_sync(0xFFFFFFFFu, arrived, 0);
-  if (arrived != unsigned(o.splits - 1)) return;
-  __threadfence();  // every other CTA's sums are visible (they fenced before arriving)
+  if (!last_to_arrive(o)) return;
   each_pair([&](int, int, int64_t at, bool pair_fits) {
     const float v0 = __ldcg(o.partials + at), v1 = pair_fits ? __ldcg(o.partials + at + 1) : 0.0f;
     store_bf16_pair(o.c + at, v0 * o.scale, v1 * o.scale, pair_fits, aligned);

@@ -10,7 +10,7 @@
 namespace shapescope::kernels::cuda {
 namespace {
 
-// One thread per lane load of the packed layout (warp tile, chunk, n8 tile, lane): its 32 nibbles dequantized
+// One thread per lane load of the packed layout (warp tile, chunk, n8 tile, lane): its 32 elements dequantized
 // with the scale folded in exactly as the streaming kernel does (value x scale x 2^-offset, exact in bf16), and
 // written to B' [n][k] row-major, 8 K a store. The output scale (2^offset, any per-tensor scale) is the GEMM's
 // alpha.
@@ -35,10 +35,8 @@ __global__ void a16w4_dequantize_kernel(const uint4* weights, const uint32_t* sc
   for (int s = 0; s < 4; ++s) {
     const int64_t col = chunk * kA16w4ChunkK + s * 32 + 8 * quad;
     if (col >= k) break;
-    const uint32_t pairs[4] = {a16w4::multiply_bf16x2(a16w4::e2m1_pair(words[s]), multipliers[s]),
-                               a16w4::multiply_bf16x2(a16w4::e2m1_pair(words[s] << 4), multipliers[s]),
-                               a16w4::multiply_bf16x2(a16w4::e2m1_pair(words[s] << 8), multipliers[s]),
-                               a16w4::multiply_bf16x2(a16w4::e2m1_pair(words[s] << 12), multipliers[s])};
+    uint32_t pairs[4];
+    a16w4::dequantize_word(words[s], multipliers[s], pairs);
     uint16_t* destination = out + row * k + col;
     if (col + 8 <= k && k % 8 == 0) {
       *reinterpret_cast<uint4*>(destination) = make_uint4(pairs[0], pairs[1], pairs[2], pairs[3]);

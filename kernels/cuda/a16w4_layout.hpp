@@ -7,8 +7,12 @@
 // for all 8 mma k-steps of the chunk. A mma sums over K, so any permutation of K that A and B share gives the
 // same product: lane (group g, quad q) holds row g of the tile at K = chunk*128 + s*32 + 8q + j (sub-chunk s =
 // 0..3, j = 0..7) in 32-bit word s of its 16 bytes, and reads the activations of the same 8 K as one 16-byte
-// row-major load. Within a word the nibbles sit where the dequantization wants them (kNibbleShift): j = 0 and
-// 1 at the top of the two 16-bit halves, so one mask and one shift make a bf16 pair (Marlin's FP4 trick).
+// row-major load. Element j of a word sits in the 16-bit half j % 2, its sign bit and its three magnitude bits
+// (exponent and mantissa) apart, where the dequantization wants them (a16w4_e2m1_pair): a bf16 pair is the
+// word, shifted so that the sign lands on bit 15 and the magnitude on bits 8..6 of each half, masked (value x
+// 2^-126; e2m1 0.5 becomes a bf16 subnormal). Pair 0 needs only the mask, pair 1 one shift (sign and
+// magnitude shifted alike), pairs 2 and 3 two: 11 integer operations a word, where nibbles in place (one
+// shift a pair, then mask, shift and merge sign and magnitude) took 15.
 //
 // Scales: one byte per lane per sub-chunk (a 32-block, or the 16-block of its quad half), four sub-chunks in
 // one 32-bit word, eight rows of a tile side by side (32 or 64 contiguous bytes, one load per quad).
@@ -25,8 +29,40 @@ constexpr int kA16w4TilesPerWarp = 4;  // mma n8 tiles a warp owns
 constexpr int kA16w4WarpN = 8 * kA16w4TilesPerWarp;
 constexpr int kA16w4WordsPerTileChunk = 32 * 4;  // 32 lanes x 16 bytes
 
-// Bit position of nibble j (K = 8q + j of the lane's 8) in its 32-bit word.
-SHAPESCOPE_HD constexpr int a16w4_nibble_shift(int j) { return (j % 2) * 16 + 12 - 4 * (j / 2); }
+// Where element j (K = 8q + j of the lane's 8) keeps its sign bit, and the lowest of its three magnitude bits,
+// in its 32-bit word: the four pairs tile each 16-bit half, and each pair's shifts to bit 15 and bits 8..6 move
+// no other bit of the pattern 0x81C081C0 across the halves.
+SHAPESCOPE_HD constexpr int a16w4_sign_bit(int j) {
+  constexpr int kSignBits[4] = {15, 12, 13, 14};
+  return kSignBits[j / 2] + 16 * (j % 2);
+}
+SHAPESCOPE_HD constexpr int a16w4_magnitude_bit(int j) {
+  constexpr int kMagnitudeBits[4] = {6, 3, 9, 0};
+  return kMagnitudeBits[j / 2] + 16 * (j % 2);
+}
+
+// e2m1 `code` (sign bit 3, magnitude bits 2..0) placed as element j of a word.
+SHAPESCOPE_HD constexpr uint32_t a16w4_place_e2m1(uint32_t code, int j) {
+  return ((code >> 3 & 1u) << a16w4_sign_bit(j)) | ((code & 7u) << a16w4_magnitude_bit(j));
+}
+
+template <int kShift>
+SHAPESCOPE_HD constexpr uint32_t a16w4_shift_left(uint32_t word) {
+  if constexpr (kShift >= 0) return word << kShift;
+  else return word >> -kShift;
+}
+
+// Elements 2 kPair (low half) and 2 kPair + 1 (high half) of `word` as a bf16 pair of value x 2^-126.
+template <int kPair>
+SHAPESCOPE_HD constexpr uint32_t a16w4_e2m1_pair(uint32_t word) {
+  constexpr uint32_t kSigns = 0x80008000u, kMagnitudes = 0x01C001C0u;
+  constexpr int kSignShift = 15 - a16w4_sign_bit(2 * kPair), kMagnitudeShift = 6 - a16w4_magnitude_bit(2 * kPair);
+  if constexpr (kSignShift == kMagnitudeShift) {
+    return a16w4_shift_left<kSignShift>(word) & (kSigns | kMagnitudes);
+  } else {
+    return (a16w4_shift_left<kMagnitudeShift>(word) & kMagnitudes) | (a16w4_shift_left<kSignShift>(word) & kSigns);
+  }
+}
 
 // How the weights of one batch (expert) of N x K are laid out.
 struct A16w4Layout {

@@ -42,7 +42,7 @@ __global__ void pack_weights_kernel(uint32_t* words, PackProblem p) {
       if (row >= p.n || k0 + j >= p.k) continue;  // padding multiplies as zero
       const uint16_t code =
           synthetic::element_code(p.encoding, p.streams, p.seed, synthetic::b_index(b, row, k0 + j, p.n, p.k));
-      word |= uint32_t(code & 0xF) << a16w4_nibble_shift(j);
+      word |= a16w4_place_e2m1(code & 0xF, j);
     }
     words[i] = word;
   }
