@@ -157,6 +157,43 @@ CauseCheck throttling(const SeriesPoint& here, const SeriesPoint& reference, dou
           std::min(clock_ratio, 1.0)};
 }
 
+// How much slower a moment at the power limit may be taken to run: a cap that lowers the SM clock to half of
+// what was asked is deep (an H100 at its 700 W limit read 1275-1965 MHz of its 1980 across GEMM sweeps).
+constexpr double kCappedSlowdown = 0.5;
+// A share of the point's time may exceed 1 by the jitter of the counter's timestamps (100.01% on an H100).
+constexpr double kMostCappedShare = 1.01;
+
+// Held at the board's power limit (the power policy's violation counter) for more of its time than the reference,
+// by enough that the extra capped time, kCappedSlowdown slower, accounts for at least half the drop. Profiles
+// without the column say nothing of it.
+CauseCheck power_cap(const SeriesPoint& here, const SeriesPoint& reference, double reference_utils) {
+  if (!here.power_capped_share && !reference.power_capped_share) return {};
+  if (!here.power_capped_share || !reference.power_capped_share) {
+    const int64_t without = here.power_capped_share ? reference.m : here.m;
+    return {std::nullopt, fmt::format("no power-cap accounting at M={}", without)};
+  }
+  const double capped = *here.power_capped_share, reference_capped = *reference.power_capped_share;
+  // More than all of the point's time: the counter was refreshed in steps, not read up to date.
+  if (std::max(capped, reference_capped) > kMostCappedShare) {
+    return {std::nullopt, fmt::format("power-cap share {:.0f}% at M={}: the counter was not read up to date",
+                                      100 * std::max(capped, reference_capped),
+                                      capped > reference_capped ? here.m : reference.m)};
+  }
+  const double drop = reference_utils > 0 ? 1 - here.utils / reference_utils : 0;
+  const double excess = capped - reference_capped;
+  const std::string limit = here.power_limit_w > 0 ? fmt::format(" {:.0f} W", here.power_limit_w) : "";
+  if (excess <= 0 || kCappedSlowdown * excess < 0.5 * drop) {
+    return {std::nullopt, fmt::format("at the power limit {:.0f}% of its time vs {:.0f}% at M={}", 100 * capped,
+                                      100 * reference_capped, reference.m)};
+  }
+  return {Cause{CauseKind::power_cap,
+                fmt::format("M={} spent {:.1f}% of its time held down by the board's{} power limit, M={} {:.1f}%: "
+                            "{:.1f}% more of its time capped; its {:.1f}% drop needs those moments {:.0f}% slower",
+                            here.m, 100 * capped, limit, reference.m, 100 * reference_capped, 100 * excess,
+                            100 * drop, 100 * drop / excess)},
+          ""};
+}
+
 // The GPU slowed down for a moment: the same kernel at a neighbouring M, scaled to this M's work, ran faster in its
 // median than this M in its fastest sample by at least half of this M's drop, yet took as long as that in its
 // slowest sample: the neighbour ran at this M's level for a moment of the sweep, and this M was measured all
@@ -199,6 +236,7 @@ constexpr EnumName<CauseKind> kCauseKindNames[] = {
     {CauseKind::wave_quantization, "wave quantization"},
     {CauseKind::noise, "noise"},
     {CauseKind::throttling, "throttling"},
+    {CauseKind::power_cap, "power cap"},
     {CauseKind::transient, "transient slowdown"},
     {CauseKind::extra_kernel, "extra kernel"},
     {CauseKind::dram_traffic, "DRAM traffic"},
@@ -295,10 +333,11 @@ Explanation explain_anomaly(const Series& series, const Anomaly& anomaly, const 
   const CauseCheck clock = throttling(here, reference, anomaly.reference_utils);
   const CauseCheck switched = kernel_switch(series, anomaly.index, anomaly.reference_index, anomaly.reference_utils);
   for (const CauseCheck& check : {switched, waves, noise(here, reference, anomaly.reference_utils), clock,
+                                  power_cap(here, reference, anomaly.reference_utils),
                                   transient(series, anomaly.index, anomaly.reference_utils)}) {
     if (check.cause) {
       explanation.causes.push_back(*check.cause);
-    } else {
+    } else if (!check.why_not.empty()) {  // a check of a column the profile lacks says nothing
       explanation.ruled_out.push_back(check.why_not);
     }
   }

@@ -14,6 +14,9 @@
 //    (stddev or ci95 columns): the anomaly may not reproduce;
 //  - throttling: the point was measured off the steady SM clock, or at an SM clock
 //    lower than the reference's by enough to account for at least half the drop;
+//  - power cap: the board's power policy held the SM clock down for a larger share of the point's time
+//    than of the reference's (NVML's violation counter, profile column power_capped_pct), by enough
+//    that the extra capped time, run at half speed, accounts for at least half the drop;
 //  - transient slowdown: the same kernel at a neighbouring measured M (within
 //    kNeighbourSpan) ran, in its slowest sample, at least half of this M's drop
 //    slower than its median: the GPU slowed for a moment of the sweep (a power-capped
@@ -43,6 +46,7 @@ enum class CauseKind {
   wave_quantization,
   noise,
   throttling,
+  power_cap,       // held at the board's power limit for more of its time than the reference
   transient,       // the same kernel at the M beside it swung by as much between its own samples
   extra_kernel,    // counters: the run launched a kernel the reference's did not
   dram_traffic,    // counters: more DRAM bytes per minimum byte than at the reference

@@ -31,6 +31,10 @@ struct SeriesPoint {
   double fastest_pass_us = 0;  // passes > 1: the fastest pass's median time (time_us_min), else 0
   bool throttled = false;
   double sm_clock_mhz = 0;  // the lower of the SM clocks at the point's start and end; 0 when unknown
+  // The share of the point's time the board's power policy held the SM clock down, and the enforced power
+  // limit (profile columns power_capped_pct, power_limit_w); nullopt / 0 where the profile does not say.
+  std::optional<double> power_capped_share;
+  double power_limit_w = 0;
   std::string status = "ok";
   std::string note;        // why an excluded point was set aside, when the status alone does not say
   std::size_t line = 0;    // source line, for messages

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <string_view>
 #include <type_traits>
 #include <variant>
@@ -19,7 +20,8 @@ namespace {
 template <typename Record>
 struct Column {
   const char* name;
-  std::variant<int64_t Record::*, double Record::*, std::string Record::*> member;
+  // An optional number is written empty when absent, and read back absent when empty.
+  std::variant<int64_t Record::*, double Record::*, std::optional<double> Record::*, std::string Record::*> member;
   bool required = false;  // the study's batch,kernel_time,flops,utils; any other keeps its default when absent
 };
 
@@ -38,6 +40,7 @@ const std::vector<Column<ProfileRow>>& row_columns() {
       // Extensions: readers treat them as optional.
       {"ci95_us", &R::ci95_us}, {"passes", &R::passes}, {"sm_clock_mhz", &R::sm_clock_mhz},
       {"sm_clock_end_mhz", &R::sm_clock_end_mhz}, {"temperature_c", &R::temperature_c}, {"power_w", &R::power_w},
+      {"power_capped_pct", &R::power_capped_pct}, {"power_limit_w", &R::power_limit_w},
       {"timing", &R::timing}, {"operand_sets", &R::operand_sets}, {"launched", &R::launched},
       // The kernel's launch configuration.
       {"tile_m", &R::tile_m}, {"tile_n", &R::tile_n}, {"cluster_m", &R::cluster_m}, {"cluster_n", &R::cluster_n},
@@ -72,6 +75,7 @@ std::vector<std::string> names_of(const std::vector<Column<Record>>& columns) {
 // written row re-parses to exactly the measured values.
 std::string text_of(double value) { return fmt::format("{}", value); }
 std::string text_of(int64_t value) { return fmt::format("{}", value); }
+std::string text_of(const std::optional<double>& value) { return value ? text_of(*value) : std::string(); }
 const std::string& text_of(const std::string& value) { return value; }
 
 template <typename Record>
@@ -168,6 +172,9 @@ class RowReader {
           using Value = std::remove_reference_t<decltype(target)>;
           if constexpr (std::is_same_v<Value, std::string>) {
             optional_text(column.name, target);
+          } else if constexpr (std::is_same_v<Value, std::optional<double>>) {
+            const std::string* value = field(column.name);
+            if (value != nullptr && !value->empty()) target = parse<double>(column.name, *value);
           } else if (column.required) {
             target = required_number<Value>(column.name);
           } else {

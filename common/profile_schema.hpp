@@ -47,6 +47,10 @@ struct ProfileRow {
   double sm_clock_end_mhz = 0;
   double temperature_c = 0;
   double power_w = 0;
+  // Of the point's time (its start to end clock readings), the share in % the board's power policy held the
+  // SM clock below what was asked (the driver's cumulative violation counter), and the enforced power limit;
+  // empty unless `profile --power-accounting` read them on a device that keeps the counter, as in older profiles.
+  std::optional<double> power_capped_pct, power_limit_w;
   std::string timing = kTimingEvents;  // events | graph | kernel (kernels::TimingMode)
   int64_t operand_sets = 1;      // distinct operand copies a graph replay rotates over
   std::string launched;          // kernel timing: every kernel a run launched ("a; b")

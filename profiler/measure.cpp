@@ -61,13 +61,16 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
   const bool graph = options.timing == TimingMode::graph;
   const std::span<kernels::PreparedGemm* const> rotated = graph && !options.hot ? operand_sets : operand_sets.first(1);
   result.operand_sets = int(rotated.size());
-  auto read_clock = [&] {
+  const auto* accounting =
+      options.power_accounting ? dynamic_cast<const kernels::ThrottleAccountingSource*>(&device) : nullptr;
+  auto read_clock = [&](std::optional<kernels::ThrottleReading>& throttle) {
     const auto start = Clock::now();
     const std::optional<kernels::ClockSample> sample = device.sample_clock();
+    if (accounting) throttle = accounting->read_throttle_accounting();
     result.clocks_s += seconds_since(start);
     return sample;
   };
-  result.clock_start = read_clock();
+  result.clock_start = read_clock(result.throttle_start);
   const auto warm_up_start = Clock::now();
   // Each set is brought to warmup_runs untimed runs. A set never run still runs once before a capture, since
   // lazy initialisation (module loading, library workspaces) cannot happen inside one.
@@ -184,7 +187,7 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
   result.launched = timer->launched();
   result.warm_up_s += seconds_since(release_start);
 
-  result.clock_end = read_clock();
+  result.clock_end = read_clock(result.throttle_end);
   const SampleSummary summary = summarize(samples);
   result.median_us = summary.median;
   result.mean_us = summary.mean;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kernels/kernel.hpp"
+#include "kernels/throttle_accounting.hpp"
 
 namespace shapescope::profiler {
 
@@ -29,6 +30,9 @@ struct MeasureOptions {
   // launch (its gap would be timed as kernel time).
   bool hot = false;
   kernels::TimingMode timing = kernels::TimingMode::events;
+  // Read the device's throttle accounting beside the clock at the point's start and end
+  // (kernels/throttle_accounting.hpp): off by default, since NVML answers it in 0.4-0.7 ms a reading.
+  bool power_accounting = false;
 };
 
 struct Measurement {
@@ -38,6 +42,8 @@ struct Measurement {
   double timed_us_total = 0; // sum of timed kernel time (for the sweep's overhead ratio)
   bool converged = false;    // the stopping criterion was met before a cap
   std::optional<kernels::ClockSample> clock_start, clock_end;
+  // Beside each clock reading, where the device keeps throttle accounting (kernels/throttle_accounting.hpp).
+  std::optional<kernels::ThrottleReading> throttle_start, throttle_end;
   bool throttled = false;    // SM clock fell during the point
   int operand_sets = 1;      // distinct operand sets the samples rotated over
   std::string launched;      // kernel mode: what the last sample's run launched

@@ -26,6 +26,11 @@ void record_measurement(ProfileRow& row, const Measurement& m, const kernels::Ch
     row.power_w = m.clock_start->power_w;
   }
   if (m.clock_end) row.sm_clock_end_mhz = m.clock_end->sm_clock_mhz;
+  if (m.throttle_start && m.throttle_end) {
+    if (const auto share = kernels::held_share(m.throttle_start->power, m.throttle_end->power))
+      row.power_capped_pct = 100 * *share;
+  }
+  if (m.throttle_start && m.throttle_start->power_limit_w > 0) row.power_limit_w = m.throttle_start->power_limit_w;
   if (!check.passed(check_threshold)) {
     row.status = kStatusNumericalFail;
     row.note = check.unwritten > 0

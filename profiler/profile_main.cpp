@@ -137,6 +137,9 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
                "for analyze --explain-with-counters");
   bool no_warm_up = false;
   app.add_flag("--no-warm-up", no_warm_up, "GPU: skip warming up until the SM clock settles before the sweep");
+  app.add_flag("--power-accounting", request.measure.power_accounting,
+               "GPU: read the driver's power-cap time counter around each point into power_capped_pct and "
+               "power_limit_w (NVML: 0.4-0.7 ms a reading on an H100)");
   app.add_option("--verify-plans", verify.report_path,
                  "run the split plans of analyze's JSON report on the GPU (serial and two streams) instead of a sweep");
   app.add_option("--verify-out", verify.out_path, "where --verify-plans writes its results (default: REPORT.verify.json)");

@@ -65,6 +65,10 @@ ProfileRow combine_passes(const std::vector<ProfileRow>& passes) {
     row.sm_clock_end_mhz = std::min(row.sm_clock_end_mhz, pass.sm_clock_end_mhz);
     row.temperature_c = std::max(row.temperature_c, pass.temperature_c);
     row.power_w = std::max(row.power_w, pass.power_w);
+    if (pass.power_capped_pct)
+      row.power_capped_pct = std::max(row.power_capped_pct.value_or(0), *pass.power_capped_pct);
+    if (pass.power_limit_w)
+      row.power_limit_w = std::min(row.power_limit_w.value_or(*pass.power_limit_w), *pass.power_limit_w);
     if (pass.status == kStatusThrottled) {
       row.status = kStatusThrottled;
       row.note = pass.note;

@@ -261,6 +261,75 @@ TEST(Explain, EmptierWavesAndALowerClockMayAccountForADropTogether) {
   EXPECT_FALSE(explanation.explained()) << explanation.summary();
 }
 
+bool has_power_cap(const Explanation& explanation) {
+  return std::any_of(explanation.causes.begin(), explanation.causes.end(),
+                     [](const Cause& cause) { return cause.kind == CauseKind::power_cap; });
+}
+
+// flat_series() at the board's 700 W limit for 5% of every point's time; M = 130 (index 3) dips 10% with the
+// same kernel, tight samples and steady neighbours: what the clock readings at a point's ends cannot explain.
+Series capped_dip_series() {
+  Series series = flat_series();
+  for (SeriesPoint& point : series.points) {
+    point.power_capped_share = 0.05;
+    point.power_limit_w = 700;
+  }
+  series.points[3].utils = 0.9;
+  return series;
+}
+
+TEST(Explain, ADipHeldAtThePowerLimitLongerThanItsReferenceIsAPowerCap) {
+  Series series = capped_dip_series();
+  series.points[3].power_capped_share = 0.65;
+  const Explanation explanation = explain_anomaly(series, testing::anomaly_against(series, 3, 2));
+  ASSERT_TRUE(has_power_cap(explanation)) << explanation.summary();
+  const std::string evidence = explanation.causes.back().evidence;
+  EXPECT_NE(evidence.find("M=130 spent 65.0% of its time held down by the board's 700 W power limit, M=120 5.0%: "
+                          "60.0% more of its time capped; its 10.0% drop needs those moments 17% slower"),
+            std::string::npos)
+      << evidence;
+  // A share 8 points above the reference's, at half speed, is 4% of the time: less than half of the 10% drop.
+  series.points[3].power_capped_share = 0.13;
+  const Explanation small = explain_anomaly(series, testing::anomaly_against(series, 3, 2));
+  EXPECT_FALSE(has_power_cap(small)) << small.summary();
+  EXPECT_NE(small.summary().find("at the power limit 13% of its time vs 5% at M=120"), std::string::npos)
+      << small.summary();
+}
+
+TEST(Explain, ADipWithoutPowerCapEvidenceOrWhoseReferenceWasEquallyCappedIsNoPowerCap) {
+  Series series = capped_dip_series();  // the dip as capped as its reference
+  Explanation explanation = explain_anomaly(series, testing::anomaly_against(series, 3, 2));
+  EXPECT_FALSE(has_power_cap(explanation)) << explanation.summary();
+  // Both held at the limit all through: the counters cannot tell the dip from its reference.
+  for (SeriesPoint& point : series.points) point.power_capped_share = 1.0;
+  explanation = explain_anomaly(series, testing::anomaly_against(series, 3, 2));
+  EXPECT_FALSE(has_power_cap(explanation)) << explanation.summary();
+  EXPECT_NE(explanation.summary().find("at the power limit 100% of its time vs 100% at M=120"), std::string::npos)
+      << explanation.summary();
+  // A share above all of the point's time: a counter refreshed in steps (NVML's cached field, every ~100 ms).
+  series.points[3].power_capped_share = 7.0;
+  series.points[2].power_capped_share = 0.0;
+  explanation = explain_anomaly(series, testing::anomaly_against(series, 3, 2));
+  EXPECT_FALSE(has_power_cap(explanation)) << explanation.summary();
+  EXPECT_NE(explanation.summary().find("power-cap share 700% at M=130: the counter was not read up to date"),
+            std::string::npos)
+      << explanation.summary();
+  // The reference recorded no accounting: nothing to compare with.
+  series.points[3].power_capped_share = 0.9;
+  series.points[2].power_capped_share.reset();
+  explanation = explain_anomaly(series, testing::anomaly_against(series, 3, 2));
+  EXPECT_FALSE(has_power_cap(explanation)) << explanation.summary();
+  EXPECT_NE(explanation.summary().find("no power-cap accounting at M=120"), std::string::npos) << explanation.summary();
+}
+
+TEST(Explain, ProfilesWithoutThePowerCapColumnExplainAsBefore) {
+  Series series = capped_dip_series();
+  for (SeriesPoint& point : series.points) point.power_capped_share.reset();
+  const Explanation explanation = explain_anomaly(series, testing::anomaly_against(series, 3, 2));
+  EXPECT_EQ(explanation.summary(), "no supported cause: same kernel as M=120, SM count unknown, no spread recorded, "
+                                   "not flagged as throttled, no transient beside it");
+}
+
 TEST(Explain, UnsupportedAnomalySaysSo) {
   Series series = wave_series();
   series.multiprocessors = 0;

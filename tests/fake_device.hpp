@@ -14,6 +14,7 @@
 
 #include "common/kernel_counters.hpp"
 #include "kernels/kernel.hpp"
+#include "kernels/throttle_accounting.hpp"
 
 namespace shapescope::testing_fakes {
 
@@ -23,6 +24,8 @@ struct DeviceScript {
   std::size_t l2_bytes = 0;
   std::deque<double> durations_us = {100.0};   // one per timed run (or run in a replay); the last repeats
   std::deque<kernels::ClockSample> clocks;     // one per sample_clock(); the last repeats; none: no clock
+  // One per read_throttle_accounting(); the last repeats; none: the device keeps no throttle accounting.
+  std::deque<kernels::ThrottleReading> throttle;
   std::size_t free_bytes = 0;
   int flushes = 0, captures = 0, timers = 0, kernel_timers = 0, empty_runs = 0;
   int batches = 0, batched_launches = 0;       // graph replays and the runs they held
@@ -46,6 +49,12 @@ struct DeviceScript {
     const kernels::ClockSample sample = clocks.front();
     if (clocks.size() > 1) clocks.pop_front();
     return sample;
+  }
+  std::optional<kernels::ThrottleReading> next_throttle() {
+    if (throttle.empty()) return std::nullopt;
+    const kernels::ThrottleReading reading = throttle.front();
+    if (throttle.size() > 1) throttle.pop_front();
+    return reading;
   }
 };
 
@@ -117,7 +126,7 @@ class FakeCounterSession final : public kernels::CounterSession {
   DeviceScript& script_;
 };
 
-class FakeDevice final : public kernels::Device {
+class FakeDevice final : public kernels::Device, public kernels::ThrottleAccountingSource {
  public:
   explicit FakeDevice(DeviceScript& script) : script_(script) {}
   kernels::BackendKind kind() const override { return script_.kind; }
@@ -139,6 +148,9 @@ class FakeDevice final : public kernels::Device {
   void synchronize() override { script_.device_log.push_back("synchronize"); }
   std::size_t free_memory_bytes() const override { return script_.free_bytes; }
   std::optional<kernels::ClockSample> sample_clock() const override { return script_.next_clock(); }
+  std::optional<kernels::ThrottleReading> read_throttle_accounting() const override {
+    return script_.next_throttle();
+  }
   std::unique_ptr<kernels::RunSequence> capture(const std::vector<kernels::PreparedGemm*>& runs) override {
     ++script_.captures;
     script_.last_capture = runs;

@@ -1,7 +1,9 @@
 #include "common/profile_schema.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -130,6 +132,40 @@ TEST(ProfileSchema, TheKernelConfigurationRoundTripsAndOldProfilesReadWithoutIt)
   EXPECT_EQ(unknown.tile_m, 0);
   EXPECT_EQ(unknown.tile_n, 0);
   EXPECT_EQ(unknown.split_k, 0);
+}
+
+TEST(ProfileSchema, ThePowerCapColumnsRoundTripEmptyWhenUnknownAndOldProfilesReadWithoutThem) {
+  const auto field_of = [](const std::vector<std::string>& fields, const std::string& column) {
+    const auto at = std::find(profile_columns().begin(), profile_columns().end(), column);
+    return fields.at(std::size_t(at - profile_columns().begin()));
+  };
+  EXPECT_EQ(field_of(to_fields(measured_row()), "power_capped_pct"), "");  // unknown: empty
+  ProfileRow written = measured_row();
+  written.power_capped_pct = 0.0;  // measured, never capped: not the same as unknown
+  written.power_limit_w = 700;
+  const std::vector<std::string> fields = to_fields(written);
+  EXPECT_EQ(field_of(fields, "power_capped_pct"), "0");
+  EXPECT_EQ(field_of(fields, "power_limit_w"), "700");
+  const csv::Table table = csv::parse(csv::format_row(profile_columns()) + csv::format_row(fields), "cap.csv");
+  const ProfileRow read = parse_profile_row(table.header, table.rows[0], "cap.csv:2");
+  EXPECT_EQ(read.power_capped_pct, std::optional<double>(0.0));
+  EXPECT_EQ(read.power_limit_w, std::optional<double>(700.0));
+  // Written before the columns, and a study file: unknown.
+  const csv::Table old = csv::parse("batch,kernel_time,flops,utils,kernel_name,status,power_w\n4,10,1,0.5,k,ok,650\n",
+                                    "old.csv");
+  const ProfileRow before = parse_profile_row(old.header, old.rows[0], "old.csv:2");
+  EXPECT_FALSE(before.power_capped_pct);
+  EXPECT_FALSE(before.power_limit_w);
+  EXPECT_EQ(before.power_w, 650);
+  // A value that is no number names the column.
+  const csv::Table bad = csv::parse("batch,kernel_time,flops,utils,power_capped_pct\n4,10,1,0.5,most\n", "bad.csv");
+  try {
+    parse_profile_row(bad.header, bad.rows[0], "bad.csv:2");
+    FAIL() << "no error";
+  } catch (const UserError& error) {
+    EXPECT_NE(std::string(error.what()).find("column 'power_capped_pct' holds 'most'"), std::string::npos)
+        << error.what();
+  }
 }
 
 TEST(ProfileSchema, ReadsStudyRowsWithDefaults) {

@@ -7,11 +7,13 @@
 
 #include <gtest/gtest.h>
 
+#include "analyze/analysis.hpp"
 #include "analyze/explain.hpp"
 #include "analyze/readers.hpp"
 #include "analyze/synthetic_sweep.hpp"
 #include "analyze/unmeasured_m.hpp"
 #include "analyze_test_support.hpp"
+#include "scratch_dir.hpp"
 #include "triage_test_support.hpp"
 
 namespace shapescope::analyze {
@@ -198,6 +200,47 @@ TEST(Regions, GroupingKeepsEveryCauseAMemberHasAlone) {
   for (const uint64_t seed : {1u, 2u, 3u})
     expect_grouping_keeps_every_cause(
         synthetic_sweep(quiet_spec({{CliffKind::kernel_switch, 0.3}, {CliffKind::multi_batch, 0.2}}, seed)).series);
+}
+
+// A profile of one kernel over M = 1000 … 1400 with tight samples, held at its 700 W limit 5% of each point's time;
+// M = 1200 and 1220 run 25% slower, held there 70% of theirs (or, without the column, nothing said of it).
+std::string capped_profile(bool with_power_cap) {
+  std::string text = "batch,kernel_time,flops,utils,kernel_name,m,n,k,kernel,device,status,time_us_min,time_us_max";
+  text += with_power_cap ? ",power_capped_pct,power_limit_w\n" : "\n";
+  for (int64_t m = 1000; m <= 1400; m += 20) {
+    const bool dip = m == 1200 || m == 1220;
+    const double time = static_cast<double>(m) * (dip ? 1.25 : 1.0);
+    text += fmt::format("{},{},{},{},gemm,{},4096,4096,gemm,Fake GPU,ok,{},{}", m, time, 0.5 * m / time,
+                        0.5 * m / time, m, 0.995 * time, 1.005 * time);
+    text += with_power_cap ? fmt::format(",{},700\n", dip ? 70 : 5) : "\n";
+  }
+  return text;
+}
+
+TEST(Regions, DipsHeldAtThePowerLimitFormAPowerCapRegionOnlyWhereTheProfileSaysSo) {
+  const testing_support::ScratchDir dir;
+  for (const bool with_power_cap : {true, false}) {
+    const std::filesystem::path file =
+        dir.write(with_power_cap ? "capped.csv" : "old.csv", capped_profile(with_power_cap));
+    const Series series = read_series_file(file.string(), {}).at(0);
+    const SeriesAnalysis analysis = analyze_series(series, AnalysisOptions{}, MWeights());
+    ASSERT_EQ(analysis.findings.size(), 2u);
+    const std::vector<Region> regions = regions_of(analysis);
+    ASSERT_EQ(regions.size(), 1u);
+    const nlohmann::json json = regions_json(regions, analysis);
+    if (!with_power_cap) {
+      EXPECT_FALSE(regions[0].cause) << describe_cause(regions[0]);
+      EXPECT_TRUE(json[0]["cause"].is_null());
+      continue;
+    }
+    ASSERT_TRUE(regions[0].cause);
+    EXPECT_EQ(regions[0].cause->kind, CauseKind::power_cap) << describe_cause(regions[0]);
+    EXPECT_EQ(regions[0].supported_findings.size(), 2u);
+    EXPECT_NE(regions[0].cause->evidence.find("70.0% of its time held down by the board's 700 W power limit"),
+              std::string::npos)
+        << regions[0].cause->evidence;
+    EXPECT_EQ(json[0]["cause"]["kind"], "power cap");
+  }
 }
 
 TEST(Regions, AMemberTheRunsReferenceLeavesWithoutACauseKeepsItsOwn) {

@@ -1,5 +1,5 @@
 // The CUDA device: one stream for everything timed, cudaEvent timers, an L2
-// flush by a read pass over a buffer larger than L2 (l2_flush.cuh), NVML clocks,
+// flush by a read pass over a buffer larger than L2 (l2_flush.cuh), NVML clocks and throttle accounting,
 // CUDA-graph sequences, CUPTI kernel durations and CUPTI hardware counters.
 //
 // CUDA kernels read stream() on every run() (never cache it): verify-plans
@@ -16,7 +16,7 @@
 
 namespace shapescope::kernels::cuda {
 
-class CudaDevice final : public Device {
+class CudaDevice final : public Device, public ThrottleAccountingSource {
  public:
   explicit CudaDevice(int ordinal);
   ~CudaDevice() override;
@@ -30,6 +30,7 @@ class CudaDevice final : public Device {
   void synchronize() override;
   std::size_t free_memory_bytes() const override;
   std::optional<ClockSample> sample_clock() const override;
+  std::optional<ThrottleReading> read_throttle_accounting() const override { return nvml_->throttle_reading(); }
   std::unique_ptr<RunSequence> capture(const std::vector<PreparedGemm*>& runs) override;
   std::unique_ptr<Timer> make_kernel_timer() override;
   std::unique_ptr<PreparedGemm> empty_run() override;

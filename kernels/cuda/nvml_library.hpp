@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/kernel.hpp"
+#include "kernels/throttle_accounting.hpp"
 
 namespace shapescope::kernels::cuda {
 
@@ -20,6 +21,9 @@ class NvmlLibrary {
   bool available() const { return device_ != nullptr; }
   const std::string& unavailable_reason() const { return reason_; }
   std::optional<ClockSample> sample() const;
+  // NVML's power-policy violation counter and the power limit read at open; nothing where the
+  // driver lacks them. 0.4-0.7 ms a call on an H100 (nvml_library.cpp says why no cheaper one).
+  std::optional<ThrottleReading> throttle_reading() const;
   std::optional<double> max_sm_clock_mhz() const;
   std::string driver_version() const;
 
