@@ -1,5 +1,6 @@
 // fp8_blockscale: our block-scaled FP8 GEMM for Hopper (wgmma e4m3, DeepGEMM-style
-// promotion), with B row-major; the session here also serves the pre-shuffled entry.
+// promotion), with B row-major; the session here also serves the pre-shuffled entry. At decode
+// the heuristic may pick the swap-AB kernel (fp8_blockscale_swapab_launch.hpp) instead of the tiled one.
 #include "kernels/cuda/fp8_blockscale.hpp"
 
 #include <algorithm>
@@ -293,7 +294,8 @@ KernelEntry fp8_blockscale_entry() {
        .formats = "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales (row-major), C bf16",
        .formats_taken = {BlockFormatId::fp8_blockscale},
        .description = "ours: persistent, warp-specialized (TMA copy warpgroup + wgmma e4m3 math warpgroups), "
-                      "per-128-K promotion outside the tensor cores; small M streams B with split-K"});
+                      "per-128-K promotion outside the tensor cores; small M streams B with split-K, decode as "
+                      "swap-AB (weights as the MMA's M, tokens as its N)"});
   entry.unsupported_reason = fp8_blockscale_unsupported_reason;
   entry.describe_config = [](const GemmShape& shape) {
     if (const auto spec = current_device_spec()) return describe_fp8_choice(shape, *spec);
