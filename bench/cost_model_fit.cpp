@@ -111,6 +111,8 @@ std::vector<ShapePoints> read_points(const std::vector<std::string>& files, cons
         shape = std::prev(shapes.end());
       }
       for (const analyze::SeriesPoint& point : series.points) {
+        // The swap-AB decode kernel is not the tiled kernel the model prices (fp8_blockscale_swapab_config.hpp).
+        if (point.kernel_name.find("/swapab_") != std::string::npos) continue;
         const std::optional<Fp8BlockscaleConfig> config = parse_fp8_config_name(point.kernel_name);
         if (!config) throw UserError(fmt::format("{}:{}: kernel_name '{}' names no configuration", file, point.line,
                                                  point.kernel_name));

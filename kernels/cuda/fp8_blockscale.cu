@@ -1,5 +1,6 @@
 // fp8_blockscale: our block-scaled FP8 GEMM for Hopper (wgmma e4m3, DeepGEMM-style
-// promotion), with B row-major; the session here also serves the pre-shuffled entry.
+// promotion), with B row-major; the session here also serves the pre-shuffled entry. At decode
+// the heuristic may pick the swap-AB kernel (fp8_blockscale_swapab_launch.hpp) instead of the tiled one.
 #include "kernels/cuda/fp8_blockscale.hpp"
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "kernels/cuda/device_operands.cuh"
 #include "kernels/cuda/fp8_blockscale_kernel.cuh"
 #include "kernels/cuda/fp8_blockscale_launch.cuh"
+#include "kernels/cuda/fp8_blockscale_swapab_launch.hpp"
 #include "kernels/cuda/own_kernel_entries.hpp"
 #include "kernels/cuda/tensor_map.hpp"
 #include "kernels/shape_checks.hpp"
@@ -81,7 +83,7 @@ void launch_fp8_blockscale(const Fp8LastWaveSplitParams& params, const Fp8Blocks
 // one 128-row tile verbatim, whatever the width).
 struct BTileMaps {
   WeightOrder order = WeightOrder::row_major;
-  CUtensorMap rows_128{}, rows_256{};
+  CUtensorMap rows_64{}, rows_128{}, rows_256{};  // rows_64: swap-AB's 64-row weight tiles
 
   const CUtensorMap& for_config(const Fp8BlockscaleConfig& config) const {
     return order == WeightOrder::row_major && config.block_n == 256 ? rows_256 : rows_128;
@@ -95,13 +97,15 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
       : CudaPreparedGemm(device, problem),
         order_(order),
         spec_(fp8_device_spec(device.ordinal())),
-        config_(choose_fp8_blockscale_config(problem.shape, spec_)) {
+        config_(choose_fp8_blockscale_config(problem.shape, spec_)),
+        swap_ab_(choose_fp8_swapab_config(problem.shape, spec_)) {
     const GemmShape& s = problem.shape;
     Fp8BlockscaleParams& gemm = params_.gemm;
     const int64_t kblocks = synthetic::blocks(s.k);
     // A and its scales are allocated in whole tiles of rows (zeros past M), so no copy
-    // reaches past the tensor: boxes crossing its edge measured up to 1.5x slower.
-    gemm.a_box_rows = int(std::min<int64_t>(config_.block_m(), (s.m + 7) / 8 * 8));
+    // reaches past the tensor: boxes crossing its edge measured up to 1.5x slower. Swap-AB
+    // copies M rounded up to 8 rows, all of A.
+    gemm.a_box_rows = int(std::min<int64_t>(swap_ab_ ? kFp8SwapAbMaxTokens : config_.block_m(), (s.m + 7) / 8 * 8));
     const int64_t rows_tiled = (s.m + gemm.a_box_rows - 1) / gemm.a_box_rows * gemm.a_box_rows;
     a_ = DeviceBuffer<uint8_t>(std::size_t(rows_tiled * s.k));
     a_scales_ = DeviceBuffer<float>(std::size_t(rows_tiled * kblocks));  // M-major: [K block][row]
@@ -133,15 +137,21 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
       params_.tail_partials = tail_partials_.data();
       params_.tail_arrivals = tail_arrivals_.data();
     }
+    if (swap_ab_) set_swap_ab_params(b_maps, stream);
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
   void run() override {
+    if (swap_ab_) {
+      launch_fp8_blockscale_swapab(swap_params_, *swap_ab_, order_ == WeightOrder::preshuffled,
+                                   device_.programmatic_launch(), device_.stream());
+      return;
+    }
     launch_fp8_blockscale(params_, config_, spec_, order_, device_.programmatic_launch(), device_.stream());
   }
   std::string launch_name() const override {
     return std::string(order_ == WeightOrder::preshuffled ? "fp8_blockscale_bpreshuffle/" : "fp8_blockscale/") +
-           describe(config_) + (device_.programmatic_launch() ? "+pdl" : "");
+           (swap_ab_ ? describe(*swap_ab_) : describe(config_)) + (device_.programmatic_launch() ? "+pdl" : "");
   }
 
  private:
@@ -154,6 +164,34 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
   DeviceBuffer<float> tail_partials_;
   DeviceBuffer<int> tail_arrivals_;
   Fp8LastWaveSplitParams params_;  // the dense GEMM's (gemm) and, when it runs, the last-wave split's
+  std::optional<Fp8SwapAbConfig> swap_ab_;  // set: the swap-AB decode kernel runs instead
+  Fp8SwapAbParams swap_params_{};
+  DeviceBuffer<float> swap_partials_;
+  DeviceBuffer<int> swap_arrivals_;
+
+  // The swap-AB kernel's operands: the same A, scales and C; B in 128-row boxes; under split-K a partial
+  // tile per CTA and a count per weight tile (kept at 0 between launches).
+  void set_swap_ab_params(const BTileMaps& b_maps, cudaStream_t stream) {
+    const Fp8BlockscaleParams& gemm = params_.gemm;
+    swap_params_.a_map = gemm.a_map;
+    swap_params_.b_map = swap_ab_->weight_rows == 64 ? b_maps.rows_64 : b_maps.rows_128;
+    swap_params_.a_scale_map = gemm.a_scale_map;
+    swap_params_.b_scales = gemm.b_scales;
+    swap_params_.c = reinterpret_cast<__nv_bfloat16*>(c_.data());
+    swap_params_.m = gemm.m;
+    swap_params_.n = gemm.n;
+    swap_params_.k = gemm.k;
+    swap_params_.splits = swap_ab_->splits;
+    swap_params_.kblocks_per_split = swap_ab_->kblocks_per_split;
+    swap_params_.a_box_rows = gemm.a_box_rows;
+    if (swap_ab_->splits > 1) {
+      swap_partials_ = DeviceBuffer<float>(std::size_t(swap_ab_->ctas) * fp8_swapab_partial_floats(swap_ab_->weight_rows, swap_ab_->tokens));
+      swap_arrivals_ = DeviceBuffer<int>(std::size_t(swap_ab_->ctas / swap_ab_->splits));
+      CUDA_CHECK(cudaMemsetAsync(swap_arrivals_.data(), 0, swap_arrivals_.bytes(), stream));
+      swap_params_.partials = swap_partials_.data();
+      swap_params_.arrivals = swap_arrivals_.data();
+    }
+  }
 };
 
 class Fp8BlockscaleSession final : public GemmSession {
@@ -171,11 +209,13 @@ class Fp8BlockscaleSession final : public GemmSession {
       preshuffle_b(row_major.data(), b_.data(), shape.n, shape.k, stream);
       const int64_t rows = preshuffled_b_bytes(shape.n, shape.k) / 128;
       b_maps_.rows_128 = verbatim_rows_map(b_.data(), rows, 128);
+      b_maps_.rows_64 = verbatim_rows_map(b_.data(), rows, 64);
       CUDA_CHECK(cudaStreamSynchronize(stream));  // before row_major is freed
     } else {
       b_ = std::move(row_major);
       b_maps_.rows_128 = swizzled_tile_map(b_.data(), 1, shape.n, shape.k, 128);
       b_maps_.rows_256 = swizzled_tile_map(b_.data(), 1, shape.n, shape.k, 256);
+      b_maps_.rows_64 = swizzled_tile_map(b_.data(), 1, shape.n, shape.k, 64);
     }
     b_scales_ = DeviceBuffer<float>(std::size_t(nblocks * kblocks));
     fill_b_scales(b_scales_.data(), seed, 1, shape.n, shape.k, ScaleStrides{nblocks * kblocks, kblocks, 1}, stream);
@@ -184,7 +224,8 @@ class Fp8BlockscaleSession final : public GemmSession {
 
   std::size_t activation_bytes(int64_t m) const override {
     const int64_t rows_tiled = m + fp8_tallest_tile_rows() - 1;  // whole tiles: less than one tile of padding
-    // Under split-K over the last wave, a partial tile and a count per CTA.
+    // Under split-K over the last wave, a partial tile and a count per CTA (swap-AB's partial tiles are smaller).
+    static_assert(fp8_swapab_partial_floats(128, kFp8SwapAbMaxTokens) <= fp8_largest_partial_tile_floats());
     const int64_t tail_bytes =
         int64_t(fp8_device_spec(device_.ordinal()).multiprocessors) * (fp8_largest_partial_tile_floats() * 4 + 4);
     return std::size_t(rows_tiled * (shape_.k + synthetic::blocks(shape_.k) * 4) + m * shape_.n * 2 + tail_bytes);
@@ -204,6 +245,12 @@ class Fp8BlockscaleSession final : public GemmSession {
   BTileMaps b_maps_;
   DeviceBuffer<float> b_scales_;
 };
+
+// The configuration a shape runs: the swap-AB decode kernel's or the tiled kernel's.
+std::string describe_fp8_choice(const GemmShape& shape, const Fp8DeviceSpec& spec) {
+  if (const auto swap_ab = choose_fp8_swapab_config(shape, spec)) return describe(*swap_ab);
+  return describe(choose_fp8_blockscale_config(shape, spec));
+}
 
 }  // namespace
 
@@ -247,17 +294,19 @@ KernelEntry fp8_blockscale_entry() {
        .formats = "A e4m3 1x128 f32 scales, B e4m3 128x128 f32 scales (row-major), C bf16",
        .formats_taken = {BlockFormatId::fp8_blockscale},
        .description = "ours: persistent, warp-specialized (TMA copy warpgroup + wgmma e4m3 math warpgroups), "
-                      "per-128-K promotion outside the tensor cores; small M streams B with split-K"});
+                      "per-128-K promotion outside the tensor cores; small M streams B with split-K, decode as "
+                      "swap-AB (weights as the MMA's M, tokens as its N)"});
   entry.unsupported_reason = fp8_blockscale_unsupported_reason;
   entry.describe_config = [](const GemmShape& shape) {
-    if (const auto spec = current_device_spec()) return describe(choose_fp8_blockscale_config(shape, *spec));
+    if (const auto spec = current_device_spec()) return describe_fp8_choice(shape, *spec);
     const Fp8DeviceSpec reference = fp8_reference_spec();
-    return describe(choose_fp8_blockscale_config(shape, reference)) + " (no GPU visible: as on the reference " +
-           reference.name + ", " + std::to_string(reference.multiprocessors) + " SMs)";
+    return describe_fp8_choice(shape, reference) + " (no GPU visible: as on the reference " + reference.name + ", " +
+           std::to_string(reference.multiprocessors) + " SMs)";
   };
   entry.config_for = [](const GemmShape& shape) {
-    const Fp8BlockscaleConfig config =
-        choose_fp8_blockscale_config(shape, current_device_spec().value_or(fp8_reference_spec()));
+    const Fp8DeviceSpec spec = current_device_spec().value_or(fp8_reference_spec());
+    if (const auto swap_ab = choose_fp8_swapab_config(shape, spec)) return kernel_config(*swap_ab);
+    const Fp8BlockscaleConfig config = choose_fp8_blockscale_config(shape, spec);
     // Split-K runs as a cluster of split_k CTAs along K that reduce one tile on chip; over the
     // last wave as K ranges of CTAs outside any cluster, reduced through global memory.
     const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;

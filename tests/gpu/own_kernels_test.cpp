@@ -201,10 +201,12 @@ TEST(OwnKernels, ProgrammaticDependentLaunchKeepsResultsExact) {
 // orders, tiny and unaligned M, units that fit the ring (K=256, K=512, K ranges of a split) and
 // units that do not (K=7168, K=1040 with a partial last K block, N off the 128 columns), cluster
 // splits and splits of the last wave: each checked on poisoned outputs, after a graph of 16
-// launches, and checked again.
+// launches, and checked again. The tiled kernel's decode schedules: swap-AB, which the heuristic
+// takes at decode, is kept off (tests/gpu/fp8_swapab_test.cpp checks it).
 TEST(OwnKernels, WeightsLoadedAheadAndSplitsOfFewRowsKeepResultsExact) {
   const auto device = open_device();
   REQUIRE_GPU(device);
+  ASSERT_EQ(setenv("SHAPESCOPE_FP8_SWAP_AB", "0", 1), 0);
   struct Case {
     WeightShape weights;
     const char* forced_name;  // a schedule forced (nullptr: the heuristic's)
@@ -250,6 +252,7 @@ TEST(OwnKernels, WeightsLoadedAheadAndSplitsOfFewRowsKeepResultsExact) {
     }
   }
   device->set_programmatic_launch(false);
+  ASSERT_EQ(unsetenv("SHAPESCOPE_FP8_SWAP_AB"), 0);
   std::printf("  weights ahead of the previous grid, splits of few rows: %d configurations checked\n", runs);
 }
 

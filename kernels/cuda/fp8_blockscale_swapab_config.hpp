@@ -1,0 +1,137 @@
+// The swap-AB schedule of fp8_blockscale at decode (fp8_blockscale_swapab_kernel.cuh): the weights are the
+// MMA's M (64 or 128 rows of N per CTA, within one 128 x 128 scale block), the tokens its N (8, 16, 32 or 64
+// columns, the fewest that hold M). A 64-row tile holding 1-64 tokens pays its per-K-block chain for rows
+// that hold nothing; here the MMA's token width follows M, and with 64-row weight tiles twice as many SMs
+// stream weights, without a reduction between them. Host side only: the choice and its name.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "kernels/cuda/fp8_blockscale_config.hpp"
+#include "kernels/cuda/fp8_blockscale_device_spec.hpp"
+#include "kernels/kernel.hpp"
+
+namespace shapescope::kernels::cuda {
+
+constexpr int kFp8SwapAbScaleBlockRows = 128;  // weight rows sharing one scale per K block
+constexpr int kFp8SwapAbMaxTokens = 64;    // the widest token tile compiled (wgmma n64)
+constexpr int kFp8SwapAbBlockK = 128;
+// Math warpgroups taking turns on the K blocks of the range (each K block is a serial chain of wgmma, wait
+// and promotion). Two: four measured 3-10% slower at every token width (docs/KERNEL_NOTES.md).
+constexpr int fp8_swapab_k_groups(int /*tokens*/) { return 2; }
+// K split across CTAs (forced only, SHAPESCOPE_FP8_SWAP_SPLITS): at most this many ranges per weight tile.
+constexpr int kFp8SwapAbMaxSplits = 8;
+// Where the heuristic takes swap-AB (measured on an H100, 2026-11-25, DeepSeek-V3 TP8, graph timing with
+// PDL; docs/KERNEL_NOTES.md "Decode: swap-AB"): up to 32 tokens (with 64 the tiled kernel was faster on 8
+// of 10 shapes), and where the weight tiles occupy at least a sixteenth of the SMs (N=512: 4 tiles ran
+// 5-15% slower than the tiled kernel's split). It does not split K: the split through global memory cost
+// 3 us and more (growing with the tokens) where it should have saved that much.
+constexpr int kFp8SwapAbLargestM = 32;
+inline int64_t fp8_swapab_fewest_scale_blocks(const Fp8DeviceSpec& spec) { return spec.multiprocessors / 16; }
+
+// Shared memory of one CTA: a ring of stages (weight tile, token tile) on 1 KB, the tokens' scales per
+// stage in 256-byte slots (a bulk copy's destination is 128-byte aligned), as deep as fits, a multiple
+// of the K groups (each stage always serves one group).
+constexpr int fp8_swapab_stage_bytes(int weight_rows, int tokens) {
+  return weight_rows * kFp8SwapAbBlockK + tokens * kFp8SwapAbBlockK;
+}
+constexpr int kFp8SwapAbScaleSlotBytes = 256;
+constexpr int kFp8SwapAbMaxStages = 32;
+constexpr int fp8_swapab_stages(int weight_rows, int tokens) {
+  // The opt-in shared memory of sm_90, less the alignment and the barriers (16 bytes per stage).
+  const int budget = 227 * 1024 - 1024 - 16 * kFp8SwapAbMaxStages;
+  const int fitting = budget / (fp8_swapab_stage_bytes(weight_rows, tokens) + kFp8SwapAbScaleSlotBytes);
+  return std::min(fitting, kFp8SwapAbMaxStages) / fp8_swapab_k_groups(tokens) * fp8_swapab_k_groups(tokens);
+}
+constexpr int fp8_swapab_shared_bytes(int weight_rows, int tokens) {
+  return fp8_swapab_stages(weight_rows, tokens) *
+             (fp8_swapab_stage_bytes(weight_rows, tokens) + kFp8SwapAbScaleSlotBytes) +
+         1024;
+}
+constexpr int fp8_swapab_threads(int tokens) { return (fp8_swapab_k_groups(tokens) + 1) * 128; }  // + copying
+
+struct Fp8SwapAbConfig {
+  int weight_rows = 128;      // rows of N per CTA (the MMA's M): 64 or 128
+  int tokens = 8;             // the MMA's N: M rounded up to 8, 16, 32 or 64
+  int splits = 1;             // K ranges (CTAs) per weight tile
+  int kblocks_per_split = 1;  // 128-wide K blocks of each range
+  int ctas = 1;               // weight tiles x splits, at most one wave
+
+  int k_groups() const { return fp8_swapab_k_groups(tokens); }
+  int stages() const { return fp8_swapab_stages(weight_rows, tokens); }
+  int shared_bytes() const { return fp8_swapab_shared_bytes(weight_rows, tokens); }
+};
+
+// The token width of the compiled instances that holds M rows (M <= kFp8SwapAbMaxTokens).
+inline int fp8_swapab_tokens(int64_t m) {
+  int tokens = 8;
+  while (tokens < m) tokens *= 2;
+  return tokens;
+}
+
+// `splits` K ranges over every weight tile of `shape` (as many as equal ranges of whole K blocks give).
+inline Fp8SwapAbConfig fp8_swapab_with_splits(const GemmShape& shape, int weight_rows, int64_t splits) {
+  const int64_t kblocks = (shape.k + kFp8SwapAbBlockK - 1) / kFp8SwapAbBlockK;
+  const int64_t tiles = (shape.n + weight_rows - 1) / weight_rows;
+  Fp8SwapAbConfig config;
+  config.weight_rows = weight_rows;
+  config.tokens = fp8_swapab_tokens(shape.m);
+  config.kblocks_per_split = int((kblocks + splits - 1) / std::max<int64_t>(splits, 1));
+  config.splits = int((kblocks + config.kblocks_per_split - 1) / config.kblocks_per_split);  // no empty range
+  config.ctas = int(tiles * config.splits);
+  return config;
+}
+
+// SHAPESCOPE_FP8_SWAP_AB=0 keeps every M on the tiled kernel, =1 takes swap-AB at every M it runs (up to 64);
+// SHAPESCOPE_FP8_SWAP_ROWS (64, 128) forces its weight rows per CTA, SHAPESCOPE_FP8_SWAP_SPLITS its K ranges:
+// the knobs of a calibration run, unset in normal runs. A forced tile or split of the tiled
+// kernel (SHAPESCOPE_FP8_ROW_GROUPS, _BLOCK_N, _SPLIT_K, _TAIL_SPLITS) runs the tiled kernel.
+inline std::optional<int> fp8_swapab_setting(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value || !*value) return std::nullopt;
+  return std::max(0, std::atoi(value));
+}
+
+// Swap-AB at decode where the measurements above found it faster, one CTA per weight tile: 64 weight rows
+// where those tiles fit in one wave of the SMs (twice the SMs streaming of 128-row tiles), else 128; nullopt
+// where the tiled kernel runs.
+inline std::optional<Fp8SwapAbConfig> choose_fp8_swapab_config(const GemmShape& shape, const Fp8DeviceSpec& spec) {
+  const bool tiled_forced = forced_fp8_setting("SHAPESCOPE_FP8_ROW_GROUPS") > 0 ||
+                            forced_fp8_setting("SHAPESCOPE_FP8_BLOCK_N") > 0 ||
+                            forced_fp8_setting("SHAPESCOPE_FP8_SPLIT_K") > 0 ||
+                            forced_fp8_setting("SHAPESCOPE_FP8_TAIL_SPLITS") > 0;
+  const std::optional<int> forced = fp8_swapab_setting("SHAPESCOPE_FP8_SWAP_AB");
+  if (tiled_forced || forced == 0 || shape.m > kFp8SwapAbMaxTokens || shape.m < 1 || spec.multiprocessors < 1 ||
+      std::max(fp8_swapab_shared_bytes(64, kFp8SwapAbMaxTokens), fp8_swapab_shared_bytes(128, kFp8SwapAbMaxTokens)) +
+              16 * kFp8SwapAbMaxStages >
+          spec.shared_bytes_per_block_optin)
+    return std::nullopt;
+  const int64_t kblocks = (shape.k + kFp8SwapAbBlockK - 1) / kFp8SwapAbBlockK;
+  const int64_t scale_blocks = (shape.n + kFp8SwapAbScaleBlockRows - 1) / kFp8SwapAbScaleBlockRows;
+  if (forced != 1 && (shape.m > kFp8SwapAbLargestM || scale_blocks < fp8_swapab_fewest_scale_blocks(spec)))
+    return std::nullopt;
+  int weight_rows = (shape.n + 63) / 64 <= spec.multiprocessors ? 64 : 128;
+  if (const std::optional<int> forced_rows = fp8_swapab_setting("SHAPESCOPE_FP8_SWAP_ROWS"))
+    weight_rows = *forced_rows == 64 ? 64 : 128;
+  int64_t splits = 1;
+  if (const std::optional<int> forced_splits = fp8_swapab_setting("SHAPESCOPE_FP8_SWAP_SPLITS"))
+    splits = std::clamp<int64_t>(*forced_splits, 1, std::min<int64_t>(kblocks, kFp8SwapAbMaxSplits));
+  return fp8_swapab_with_splits(shape, weight_rows, splits);
+}
+
+inline std::string describe(const Fp8SwapAbConfig& config) {
+  return "swapab_n" + std::to_string(config.weight_rows) + "t" + std::to_string(config.tokens) + "k128_kgroups" +
+         std::to_string(config.k_groups()) + "_s" + std::to_string(config.stages()) + "_splitk" +
+         std::to_string(config.splits) + "_grid" + std::to_string(config.ctas);
+}
+
+// The kernel's configuration columns: a CTA's output tile is the tokens x weight_rows columns of C.
+inline KernelConfig kernel_config(const Fp8SwapAbConfig& config) {
+  return KernelConfig{config.tokens, config.weight_rows, 1, 1, 1, config.splits};
+}
+
+}  // namespace shapescope::kernels::cuda
