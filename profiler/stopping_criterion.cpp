@@ -1,7 +1,6 @@
 #include "profiler/stopping_criterion.hpp"
 
 #include <cmath>
-#include <numbers>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -116,8 +115,7 @@ class PooledCi95Criterion : public StoppingCriterion {
  private:
   // The pooled 95% half-width of the median of n samples, over it.
   double median_half_width(int n) const {
-    const double median_over_mean = n <= 2 ? 1.0 : std::sqrt(std::numbers::pi / 2);
-    return student_t_975(pool_.dof) * median_over_mean * std::sqrt(pool_.relative_variance / n);
+    return student_t_975(pool_.dof) * std::sqrt(median_variance_factor(n) * pool_.relative_variance / n);
   }
 
   Settings settings_;

@@ -19,8 +19,8 @@
 //           quantile of its F stays out of it) bounds the interval of this
 //           point's median from `min-samples` (3) samples on, where the point's own samples cannot (at 5, their
 //           own t quantile is 2.78; the pool's is about 2.0). The median's interval is t(pool dof) x pooled
-//           sigma x c(n) / sqrt(n), c = 1 up to 2 samples (the median is the mean) and sqrt(pi/2) from 3 (the
-//           median's standard error over the mean's for normal samples, at most its asymptote). A guard: where
+//           sigma x c(n) / sqrt(n), c the median's standard error over the mean's for normal samples (1 up to
+//           2 samples, 1.16 at 3, rising to sqrt(pi/2); median_variance_factor). A guard: where
 //           the point's own variance exceeds the pool's beyond the 95% quantile of F(n - 1, pool dof), or the
 //           pool has under `min-pool-dof` degrees of freedom (the first points of a sweep), the point goes by
 //           median-ci95's rule (stderr's, or the median's own interval within max-rel-ci95). A point that stops on the pool records the pool's interval of the mean as its ci95.
