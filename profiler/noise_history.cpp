@@ -4,6 +4,15 @@
 
 namespace shapescope::profiler {
 
+namespace {
+
+// A point counts in the pool with at most this many degrees of freedom: one that ran to thousands of samples
+// (its mean held up by slow ones) would otherwise outweigh every point around it. Counting fewer degrees of
+// freedom than a point has only widens the pool's t quantile.
+constexpr int kMaxDofPerPoint = 8;
+
+}  // namespace
+
 PointNoise point_noise(std::span<const double> samples) {
   PointNoise noise;
   if (samples.size() < 2) return noise;
@@ -33,8 +42,9 @@ PooledNoise NoiseHistory::pooled(int window) const {
   for (std::size_t i = points_.size(); i > first && joined < window; --i) {
     const PointNoise& point = points_[i - 1];
     if (!point.joins_pool) continue;
-    weighted += point.dof * point.relative_variance;
-    pool.dof += point.dof;
+    const int weight = std::min(point.dof, kMaxDofPerPoint);
+    weighted += weight * point.relative_variance;
+    pool.dof += weight;
     ++joined;
   }
   if (pool.dof > 0) pool.relative_variance = weighted / pool.dof;

@@ -15,7 +15,8 @@ struct PointNoise {
   bool joins_pool = true;  // false: far noisier than its neighbours' pool (a spike)
 };
 
-// The pooled estimate over some points: sum(dof_i * v_i) / sum(dof_i), with sum(dof_i) degrees of freedom.
+// The pooled estimate over some points: sum(w_i * v_i) / sum(w_i), w_i = min(dof_i, 8), with sum(w_i) degrees
+// of freedom (fewer than the points have: a conservative t quantile).
 struct PooledNoise {
   double relative_variance = 0;
   int dof = 0;

@@ -89,8 +89,13 @@ class PooledCi95Criterion : public StoppingCriterion {
     if (done_) return;
     const int n = int(samples_.size());
     if (pooled_) {
-      // The pool's bar alone: stderr's would stop a noisy point before its median is pinned down.
-      if (n < std::max(settings_.min_samples, 2) || median_half_width(n) > settings_.max_rel_ci95) return;
+      // The pool's bar, or the median's own distribution-free interval within the same bar (a pool that a few
+      // slow samples widened must not hold a point whose median is pinned down); not stderr's, which would stop
+      // a noisy point before its median is.
+      if (n < std::max(settings_.min_samples, 2) || median_half_width(n) > settings_.max_rel_ci95) {
+        done_ = relative_median_ci95(samples_) <= settings_.max_rel_ci95;
+        return;
+      }
       const PointNoise own = point_noise(samples_);
       if (own.dof > 0 && own.relative_variance <= pool_.relative_variance *
                                                        upper_variance_ratio_quantile(kGuardTail, own.dof, pool_.dof)) {

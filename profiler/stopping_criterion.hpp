@@ -15,15 +15,18 @@
 //           outliers widen that interval by a rank each where they hold the mean's stderr up.
 //   pooled-ci95  a kernel's relative spread is nearly the same at nearby M (one kernel, one shape family, one
 //           timer), so the points of a sweep share it: the relative variance pooled over the last `window`
-//           points of the same file (NoiseHistory, with its degrees of freedom; a point beyond the 99%
-//           quantile of its F stays out of it) bounds the interval of this
-//           point's median from `min-samples` (3) samples on, where the point's own samples cannot (at 5, their
-//           own t quantile is 2.78; the pool's is about 2.0). The median's interval is t(pool dof) x pooled
-//           sigma x c(n) / sqrt(n), c the median's standard error over the mean's for normal samples (1 up to
-//           2 samples, 1.16 at 3, rising to sqrt(pi/2); median_variance_factor). A guard: where
-//           the point's own variance exceeds the pool's beyond the 95% quantile of F(n - 1, pool dof), or the
-//           pool has under `min-pool-dof` degrees of freedom (the first points of a sweep), the point goes by
-//           median-ci95's rule (stderr's, or the median's own interval within max-rel-ci95). A point that stops on the pool records the pool's interval of the mean as its ci95.
+//           points of the same file (NoiseHistory; a point beyond the 99% quantile of its F stays out) bounds
+//           the interval of this point's median from `min-samples` (3) samples on, where the point's own
+//           samples cannot (at 5, their own t quantile is 2.78; the pool's is about 2.0). The median's
+//           interval is t(pool dof) x pooled sigma x c(n) / sqrt(n), c the median's standard error over the
+//           mean's for normal samples (1 up to 2 samples, 1.16 at 3, rising to sqrt(pi/2)). The median's own
+//           distribution-free interval within the bar stops a point too (a pool widened by slow samples holds
+//           no point whose median is pinned down). A guard: where the point's own variance exceeds the
+//           pool's beyond the 95% quantile of F(n - 1, pool dof), or the pool has under `min-pool-dof`
+//           degrees of freedom (the first points of a sweep), the point goes by median-ci95's rule. A point
+//           that stops on the pool records the pool's interval of the mean as its ci95. The default bar,
+//           1.25%, is stderr's (0.5% stderr of the mean: a 95% interval of about 0.98%) carried over to the
+//           median (x sqrt(pi/2)).
 #pragma once
 
 #include <functional>

@@ -198,8 +198,9 @@ TEST(PooledCi95, BimodalKernelIsHeldToTheTarget) {
   const SweepOutcome by_stderr = simulate("stderr", bimodal, 128, 5, 13);
   const SweepOutcome pooled = simulate("pooled-ci95", bimodal, 128, 5, 13);
   EXPECT_GE(pooled.share_within(kTarget), at_95(pooled.points));
+  // The pool learns the main mode's spread (most points see only it); a point with a sample in the other mode
+  // fails the guard and goes by its own samples, so its median is held all the same.
   EXPECT_LE(pooled.samples, by_stderr.samples * 3 / 2);
-  EXPECT_LT(pooled.floor_stops, pooled.points / 10);  // its spread (1.2%) needs more than the floor
 }
 
 TEST(PooledCi95, DriftingNoiseIsFollowedByTheWindow) {
@@ -215,6 +216,27 @@ TEST(PooledCi95, DriftingNoiseIsFollowedByTheWindow) {
     for (int point = 96; point < 128; ++point)
       last_quarter.median_errors.push_back(pooled.median_errors[std::size_t(sweep * 128 + point)]);
   EXPECT_GE(last_quarter.share_within(kTarget), at_95(int(last_quarter.median_errors.size())));
+}
+
+TEST(PooledCi95, SlowSamplesThatWidenThePoolHoldNoPointUp) {
+  // 0.5% noise, one sample in 40 three times as slow (a clock dip, another process), and the sweep's first two
+  // points (the pool's seeds) with one sample in six five times as slow: their variance would ask hundreds of
+  // samples of every neighbour; the median's own interval stops those at a few dozen, the outliers' weight in
+  // the pool is capped, and the next points' spikes stay out of it.
+  const SimulatedKernel spiky{[](int point, std::mt19937_64& rng) {
+                                const double slow = point < 2 ? (std::bernoulli_distribution(1.0 / 6)(rng) ? 5.0 : 1.0)
+                                                              : (std::bernoulli_distribution(1.0 / 40)(rng) ? 3.0 : 1.0);
+                                return time_of(point) * slow * (1 + 0.005 * std::normal_distribution<double>()(rng));
+                              },
+                              time_of, time_of};
+  const SweepOutcome pooled = simulate("pooled-ci95", spiky, 128, 5, 16);
+  const SweepOutcome by_median = simulate("median-ci95", spiky, 128, 5, 16);
+  const SweepOutcome by_stderr = simulate("stderr", spiky, 128, 5, 16);
+  std::printf("slow samples, 640 points: pooled-ci95 %d samples, median-ci95 %d, stderr %d\n", pooled.samples,
+              by_median.samples, by_stderr.samples);
+  EXPECT_LT(pooled.samples, by_median.samples);
+  EXPECT_LT(pooled.samples, by_stderr.samples);
+  EXPECT_GE(pooled.share_within(kTarget), at_95(pooled.points));
 }
 
 TEST(PooledCi95, GuardSendsAPointNoisierThanThePoolToItsOwnSamples) {
