@@ -54,7 +54,7 @@ Measurement measure(kernels::Device& device, kernels::PreparedGemm& gemm, const 
 }
 
 Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* const> operand_sets,
-                    const MeasureOptions& options) {
+                    const MeasureOptions& options, NoiseHistory* history) {
   if (operand_sets.empty()) throw std::invalid_argument("measure: no operand set");
   Measurement result;
   kernels::PreparedGemm& first = *operand_sets.front();
@@ -163,7 +163,7 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
   result.warm_up_s = std::max(0.0, std::chrono::duration<double>(point_start - warm_up_start).count() -
                                         (probe_timed_us + first_replay_sample_us) / 1e6);
   auto seconds_spent = [&] { return seconds_since(point_start); };
-  const std::unique_ptr<StoppingCriterion> criterion = make_stopping_criterion(options);
+  const std::unique_ptr<StoppingCriterion> criterion = make_stopping_criterion(options, history);
   while (true) {
     if (interrupt_requested()) {
       result.interrupted = true;
@@ -194,7 +194,9 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
   result.min_us = summary.min;
   result.max_us = summary.max;
   result.stddev_us = summary.stddev;
-  result.ci95_us = summary.ci95;
+  const std::optional<double> pooled_ci95 = criterion->recorded_relative_ci95();
+  result.ci95_us = pooled_ci95 ? *pooled_ci95 * summary.mean : summary.ci95;
+  if (history && !result.interrupted) history->add(samples, criterion->joins_pool());
   result.samples = summary.count;
   if (result.clock_start && result.clock_end && result.clock_start->sm_clock_mhz > 0) {
     result.throttled = result.clock_end->sm_clock_mhz < kThrottleClockRatio * result.clock_start->sm_clock_mhz;

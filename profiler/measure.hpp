@@ -10,6 +10,7 @@
 
 #include "kernels/kernel.hpp"
 #include "kernels/throttle_accounting.hpp"
+#include "profiler/noise_history.hpp"
 
 namespace shapescope::profiler {
 
@@ -56,9 +57,10 @@ struct Measurement {
 
 // `operand_sets` are one GEMM over distinct buffers (at least one). Graph mode replays
 // them all, in order, as one captured unit and reports the time per run; events and
-// kernel modes time the first alone, after a cache flush unless hot.
+// kernel modes time the first alone, after a cache flush unless hot. `history`: the noise of the sweep's
+// earlier points of the same file, for a criterion that pools it; the point's samples join it when it ends.
 Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* const> operand_sets,
-                    const MeasureOptions& options);
+                    const MeasureOptions& options, NoiseHistory* history = nullptr);
 Measurement measure(kernels::Device& device, kernels::PreparedGemm& gemm, const MeasureOptions& options);
 
 }  // namespace shapescope::profiler

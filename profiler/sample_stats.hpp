@@ -24,5 +24,14 @@ double relative_ci95(std::span<const double> samples);
 // outlier widens it by one rank, not by its distance. Infinity below 6 samples (where no such interval
 // exists) or without a positive median.
 double relative_median_ci95(std::span<const double> samples);
+// n Var(median of n) / Var(one sample) for normal samples: 1 up to n = 2 (the median is the mean), 1.3501 at
+// 3, 1.1930 at 4, ..., rising to pi/2 (the median's asymptotic efficiency 2/pi); beyond n = 9, pi/2, which
+// bounds it from above.
+double median_variance_factor(int n);
+// The 97.5% quantile of Student's t with `dof` >= 1 degrees of freedom (cached per dof).
+double student_t_975(int dof);
+// x with P(F > x) = `tail` for the variance ratio F(dof1, dof2) (dof >= 1, 0 < tail < 1): how far one sample
+// variance may exceed another of the same spread by chance (cached per triple).
+double upper_variance_ratio_quantile(double tail, int dof1, int dof2);
 
 }  // namespace shapescope::profiler

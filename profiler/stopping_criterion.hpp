@@ -13,17 +13,33 @@
 //   median-ci95  stderr's rule, or the median's distribution-free 95% interval (order statistics)
 //           within max-rel-ci95 of the median: the profile records the median, and a few slow
 //           outliers widen that interval by a rank each where they hold the mean's stderr up.
+//   pooled-ci95  a kernel's relative spread is nearly the same at nearby M (one kernel, one shape family, one
+//           timer), so the points of a sweep share it: the relative variance pooled over the last `window`
+//           points of the same file (NoiseHistory; a point beyond the 99% quantile of its F stays out) bounds
+//           the interval of this point's median from `min-samples` (3) samples on, where the point's own
+//           samples cannot (at 5, their own t quantile is 2.78; the pool's is about 2.0). The median's
+//           interval is t(pool dof) x pooled sigma x c(n) / sqrt(n), c the median's standard error over the
+//           mean's for normal samples (1 up to 2 samples, 1.16 at 3, rising to sqrt(pi/2)). The median's own
+//           distribution-free interval within the bar stops a point too (a pool widened by slow samples holds
+//           no point whose median is pinned down). A guard: where the point's own variance exceeds the
+//           pool's beyond the 95% quantile of F(n - 1, pool dof), or the pool has under `min-pool-dof`
+//           degrees of freedom (the first points of a sweep), the point goes by median-ci95's rule. A point
+//           that stops on the pool records the pool's interval of the mean as its ci95. The default bar,
+//           1.25%, is stderr's (0.5% stderr of the mean: a 95% interval of about 0.98%) carried over to the
+//           median (x sqrt(pi/2)).
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace shapescope::profiler {
 
 struct MeasureOptions;
+class NoiseHistory;
 
 class StoppingCriterion {
  public:
@@ -31,15 +47,21 @@ class StoppingCriterion {
   virtual void add(double sample_us) = 0;
   // True once the samples so far are enough.
   virtual bool done() const = 0;
+  // The 95% half-width of the mean over the mean that the criterion stopped on, where it rests on more than
+  // the point's own samples (a pooled spread); nullopt: the samples' own Student-t interval.
+  virtual std::optional<double> recorded_relative_ci95() const { return std::nullopt; }
+  // False where the point's spread is far beyond its neighbours' pooled one: it stays out of their pool.
+  virtual bool joins_pool() const { return true; }
 };
 
 struct StoppingCriterionEntry {
   std::string name;
   std::string description;
   std::map<std::string, double> defaults;  // every parameter it takes
-  // `params` holds every parameter of `defaults` (a given value, or the default).
+  // `params` holds every parameter of `defaults` (a given value, or the default); `history` is the noise of
+  // the sweep's earlier points of the same file, or null (a lone measurement).
   std::function<std::unique_ptr<StoppingCriterion>(const std::map<std::string, double>& params,
-                                                   const MeasureOptions& options)>
+                                                   const MeasureOptions& options, const NoiseHistory* history)>
       make;
 };
 
@@ -47,7 +69,8 @@ const std::vector<StoppingCriterionEntry>& stopping_criteria();
 
 // The criterion named by options.stopping_criterion with options.criterion_params over its defaults.
 // Throws UserError naming the valid criteria, or the criterion's parameters, or a parameter out of range.
-std::unique_ptr<StoppingCriterion> make_stopping_criterion(const MeasureOptions& options);
+std::unique_ptr<StoppingCriterion> make_stopping_criterion(const MeasureOptions& options,
+                                                          const NoiseHistory* history = nullptr);
 
 // "KEY=VALUE" of --criterion-param into `params`. Throws UserError.
 void parse_criterion_param(const std::string& text, std::map<std::string, double>& params);

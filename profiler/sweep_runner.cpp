@@ -90,7 +90,7 @@ std::string gib(std::size_t bytes) { return fmt::format("{:.2f} GiB", double(byt
 // Measures one M (or explains why not) into `row`; where its time went when it was measured (the write and
 // the rest of the point are the caller's).
 std::optional<PointPhases> measure_point(kernels::Device& device, SessionPool& pool, const SweepPlan& plan,
-                                         ProfileRow& row) {
+                                         NoiseHistory& noise, ProfileRow& row) {
   const kernels::GemmShape shape{row.m, row.n, row.k, row.batch_count};
   kernels::GemmSession& session = pool.first();
   const std::size_t needed = session.activation_bytes(row.m), free_bytes = device.free_memory_bytes();
@@ -130,7 +130,7 @@ std::optional<PointPhases> measure_point(kernels::Device& device, SessionPool& p
     end_phase(PointPhase::rotation);
     MeasureOptions measure_options = plan.measure;
     measure_options.first_set_runs_done = 1;  // the check ran it
-    const Measurement m = measure(device, rotation.sets, measure_options);
+    const Measurement m = measure(device, rotation.sets, measure_options, &noise);
     phases[PointPhase::clocks] = m.clocks_s;
     phases[PointPhase::warm_up] = m.warm_up_s;
     phases[PointPhase::timed] = m.timed_us_total / 1e6;
@@ -238,6 +238,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         });
         points.boundaries = predicted_boundaries(kernel, problem, info.multiprocessors, m_values.back());
       }
+      NoiseHistory noise;  // this file's points so far, for a criterion that pools their spread
       sweep_points(points, candidates, passes, plan.seed, [&](int64_t m) {
         PointOutcome outcome{unmeasured_row(sidecar, kernel_name, kernel.dtype, kernel.backend, m), {}, 0};
         ProfileRow& row = outcome.row;
@@ -249,7 +250,7 @@ SweepResult run_sweep(kernels::Device& device, const SweepPlan& plan) {
         const auto unsupported = kernel.unsupported_reason ? kernel.unsupported_reason(shape) : std::nullopt;
         if (!unsupported && kernel.config_for) record_config(row, kernel.config_for(shape));
         if (!record_unmeasured(row, unsupported, sessions != nullptr, open_error)) {
-          outcome.phases = measure_point(device, *sessions, plan, row);
+          outcome.phases = measure_point(device, *sessions, plan, noise, row);
           if (outcome.phases) outcome.timed_s = (*outcome.phases)[PointPhase::timed];
         }
         return outcome;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <vector>
 
 #include "profiler/sample_stats.hpp"
@@ -21,6 +22,29 @@ TEST(SampleStats, SummaryOfKnownSamples) {
   EXPECT_DOUBLE_EQ(s.rel_stderr, stddev / 2.0 / 2.5);
   EXPECT_NEAR(s.ci95 / (stddev / 2.0), 3.1824, 1e-4);  // Student t, 3 degrees of freedom
   EXPECT_DOUBLE_EQ(summarize(std::vector<double>{5, 1, 9}).median, 5);
+}
+
+TEST(SampleStats, MedianVarianceFactorMatchesMonteCarloOnNormalSamples) {
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> unit;
+  for (const int n : {2, 3, 4, 5, 8, 9, 25}) {
+    constexpr int kTrials = 200000;
+    double squares = 0;
+    std::vector<double> x(static_cast<std::size_t>(n));
+    for (int trial = 0; trial < kTrials; ++trial) {
+      for (double& v : x) v = unit(rng);
+      const double median = summarize(x).median;
+      squares += median * median;
+    }
+    const double factor = n * squares / kTrials;
+    // Exact to Monte Carlo's 1.5% (3 standard errors of 200,000 trials) up to 9; an upper bound beyond.
+    if (n <= 9) {
+      EXPECT_NEAR(median_variance_factor(n) / factor, 1.0, 0.015) << n;
+    } else {
+      EXPECT_GE(median_variance_factor(n), factor) << n;
+      EXPECT_LT(median_variance_factor(n), 1.05 * factor) << n;
+    }
+  }
 }
 
 TEST(SampleStats, StoppingRuleNeedsMinSamplesAndPrecision) {
