@@ -182,6 +182,14 @@ __global__ void __launch_bounds__(fp8_swapab_threads(kTokens), 1)
     ptx::wait_for_previous_grid();
     ptx::allow_dependent_launch();
   };
+  // Under a K split every thread of the cluster passes its two barriers (below), those with no part in the
+  // reduction too: none leaves before them.
+  const auto pass_cluster_barriers = [&p] {
+    if (p.splits > 1) {
+      tma::sync_cluster();
+      tma::sync_cluster();
+    }
+  };
   if (threadIdx.x >= kMathThreads) {  // the copy warpgroup: one thread issues, the others idle
     tma::release_registers<fp8_swapab_detail::RegisterSplit<kKGroups>::producer>();
     if (threadIdx.x == kMathThreads) {
@@ -192,6 +200,7 @@ __global__ void __launch_bounds__(fp8_swapab_threads(kTokens), 1)
     } else {
       join_grid_order();
     }
+    pass_cluster_barriers();
     return;
   }
   tma::claim_registers<fp8_swapab_detail::RegisterSplit<kKGroups>::consumer>();
@@ -251,7 +260,10 @@ __global__ void __launch_bounds__(fp8_swapab_threads(kTokens), 1)
       for (int i = 0; i < kAccumulators; ++i) mine[(h * kAccumulators + i) * 128] = acc[h][i];
   }
   tma::sync_named(kMathBarrier, kMathThreads);
-  if (k_group > 0) return;
+  if (k_group > 0) {
+    pass_cluster_barriers();
+    return;
+  }
   for (int g = 1; g < kKGroups; ++g) {  // in group order: the same sums whatever the timing
     const float* const theirs = exchange + (g - 1) * Smem::kPartialFloats;
 #pragma unroll
@@ -262,7 +274,7 @@ __global__ void __launch_bounds__(fp8_swapab_threads(kTokens), 1)
 
   if (p.splits > 1) {  // the ranges of one tile meet in the cluster's shared memory; rank 0 stores
     // Each thread's slots of the exchange hold its own K groups' sums only, so its range's sum may overwrite
-    // them; the cluster barrier publishes them (the exited copy and K-group threads do not take part).
+    // them; the cluster barrier publishes them.
     if (split > 0) {
 #pragma unroll
       for (int h = 0; h < kHalves; ++h)
