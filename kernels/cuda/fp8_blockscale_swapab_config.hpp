@@ -118,9 +118,9 @@ inline Fp8SwapAbConfig fp8_swapab_cheapest_tiling(const GemmShape& shape, const 
   const int64_t kblocks = (shape.k + kFp8SwapAbBlockK - 1) / kFp8SwapAbBlockK;
   std::optional<Fp8SwapAbConfig> best;
   int64_t best_cost = 0;
-  for (int64_t splits = 1; splits <= std::min<int64_t>(kblocks, kFp8SwapAbMaxSplits); ++splits) {
-    if (forced_splits && splits != std::clamp<int64_t>(*forced_splits, 1, std::min<int64_t>(kblocks, kFp8SwapAbMaxSplits)))
-      continue;
+  const int64_t most_splits = std::min<int64_t>(kblocks, kFp8SwapAbMaxSplits);
+  for (int64_t splits = 1; splits <= most_splits; ++splits) {
+    if (forced_splits && splits != std::clamp<int64_t>(*forced_splits, 1, most_splits)) continue;
     for (const int weight_rows : {64, 128}) {
       if (forced_rows && weight_rows != (*forced_rows == 64 ? 64 : 128)) continue;
       const Fp8SwapAbConfig config = fp8_swapab_with_splits(shape, weight_rows, splits);
