@@ -33,11 +33,10 @@ constexpr int kFp8SwapAbMaxSplits = 8;
 // measured with 128-row tiles (docs/KERNEL_NOTES.md "Decode: swap-AB").
 constexpr int64_t kFp8SwapAbSplitPriceBytes = 2 * 58 * 1000;
 // Where the heuristic takes swap-AB (measured on an H100, 2026-11-25, DeepSeek-V3 TP8, graph timing with
-// PDL; docs/KERNEL_NOTES.md "Decode: swap-AB"): up to 32 tokens (with 64 the tiled kernel was faster on 8
-// of 10 shapes), and where the weight tiles occupy at least a sixteenth of the SMs (N=512: 4 tiles ran
-// 5-15% slower than the tiled kernel's split).
+// PDL; docs/KERNEL_NOTES.md "Decode: swap-AB"): up to 32 tokens, at every N. With 64 tokens the tiled kernel
+// was faster on the K=256 and N=4608 shapes. Narrow N (N=512: 4 scale blocks) takes it too since the cluster
+// split fills the SMs: 1.9x the tiled kernel's split at M 1-32.
 constexpr int kFp8SwapAbLargestM = 32;
-inline int64_t fp8_swapab_fewest_scale_blocks(const Fp8DeviceSpec& spec) { return spec.multiprocessors / 16; }
 
 // Shared memory of one CTA: a ring of stages (weight tile, token tile) on 1 KB, the tokens' scales per
 // stage in 256-byte slots (a bulk copy's destination is 128-byte aligned), as deep as fits, a multiple
@@ -150,9 +149,7 @@ inline std::optional<Fp8SwapAbConfig> choose_fp8_swapab_config(const GemmShape& 
               16 * kFp8SwapAbMaxStages >
           spec.shared_bytes_per_block_optin)
     return std::nullopt;
-  const int64_t scale_blocks = (shape.n + kFp8SwapAbScaleBlockRows - 1) / kFp8SwapAbScaleBlockRows;
-  if (forced != 1 && (shape.m > kFp8SwapAbLargestM || scale_blocks < fp8_swapab_fewest_scale_blocks(spec)))
-    return std::nullopt;
+  if (forced != 1 && shape.m > kFp8SwapAbLargestM) return std::nullopt;
   return fp8_swapab_cheapest_tiling(shape, spec, fp8_swapab_setting("SHAPESCOPE_FP8_SWAP_ROWS"),
                                     fp8_swapab_setting("SHAPESCOPE_FP8_SWAP_SPLITS"));
 }
