@@ -1,5 +1,6 @@
 // The swap-AB decode heuristic of fp8_blockscale (kernels/cuda/fp8_blockscale_swapab_config.hpp), pure host
-// code on explicit device specs: where it runs, the token width, and K ranges that cover every block once.
+// code on explicit device specs: where it runs, the token width, the weight tiling and K split it prices,
+// and K ranges that cover every block once.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,14 +23,12 @@ TEST(Fp8SwapAbConfig, RunsAtDecodeWithTheNarrowestTokenTileThatHoldsM) {
     ASSERT_TRUE(config.has_value()) << m;
     EXPECT_GE(config->tokens, m);
     EXPECT_LT(config->tokens / 2, std::max<int64_t>(m, 8)) << "the narrowest of 8, 16, 32, 64";
-    EXPECT_EQ(config->splits, 1);
-    EXPECT_EQ(config->weight_rows, 64) << "72 tiles of 64 rows fit on 132 SMs";
-    EXPECT_EQ(config->ctas, 72);
     EXPECT_EQ(config->k_groups(), 2);
   }
   EXPECT_FALSE(choose_fp8_swapab_config(GemmShape{33, 4608, 7168, 1}, kH100).has_value());
-  EXPECT_FALSE(choose_fp8_swapab_config(GemmShape{4, 512, 7168, 1}, kH100).has_value()) << "4 tiles of 132 SMs";
-  EXPECT_TRUE(choose_fp8_swapab_config(GemmShape{4, 1024, 7168, 1}, kH100).has_value()) << "8 scale blocks";
+  const std::optional<Fp8SwapAbConfig> narrow = choose_fp8_swapab_config(GemmShape{4, 512, 7168, 1}, kH100);
+  ASSERT_TRUE(narrow.has_value()) << "4 scale blocks";
+  EXPECT_GT(narrow->splits, 1) << "4 scale blocks stream from more SMs with K split";
   EXPECT_EQ(choose_fp8_swapab_config(GemmShape{4, 8448, 7168, 1}, kH100)->weight_rows, 64);
   EXPECT_EQ(choose_fp8_swapab_config(GemmShape{4, 8456, 7168, 1}, kH100)->weight_rows, 128) << "133 tiles of 64";
   Fp8DeviceSpec little_shared = kH100;
@@ -77,7 +76,56 @@ TEST(Fp8SwapAbConfig, KnobsForceItOffOrForceTheSplit) {
   const std::optional<Fp8SwapAbConfig> tall = choose_fp8_swapab_config(shape, kH100);
   ASSERT_EQ(unsetenv("SHAPESCOPE_FP8_SWAP_ROWS"), 0);
   ASSERT_TRUE(tall.has_value());
-  EXPECT_EQ(describe(*tall), "swapab_n128t8k128_kgroups2_s12_splitk1_grid36");
+  EXPECT_EQ(describe(*tall), "swapab_n128t8k128_kgroups2_s12_splitk3_grid108") << "the model's split for 128 rows";
+  ASSERT_EQ(setenv("SHAPESCOPE_FP8_SWAP_SPLITS", "1", 1), 0);
+  const std::optional<Fp8SwapAbConfig> unsplit = choose_fp8_swapab_config(shape, kH100);
+  ASSERT_EQ(unsetenv("SHAPESCOPE_FP8_SWAP_SPLITS"), 0);
+  ASSERT_TRUE(unsplit.has_value());
+  EXPECT_EQ(describe(*unsplit), "swapab_n64t8k128_kgroups2_s24_splitk1_grid72") << "one CTA per 64-row tile";
+}
+
+TEST(Fp8SwapAbConfig, SplitsKAcrossAClusterWhereThatStreamsTheWeightsSooner) {
+  struct Expected {
+    int64_t n, k;
+    int weight_rows, splits, ctas;
+    const char* why;
+  };
+  // DeepSeek-V3 TP8 and shapes around it on the H100's resident clusters (66, 39, 30, 0, 17 of 2-6 CTAs).
+  for (const Expected& e : {
+           Expected{4608, 7168, 128, 3, 108, "36 clusters of 3 fit 39: 19 K blocks of 128 rows each, not 56 of 64"},
+           Expected{2112, 7168, 64, 3, 99, "33 tiles of 64 rows (the last half empty) in clusters of 3"},
+           Expected{1024, 7168, 64, 6, 96, "16 tiles fit 17 clusters of 6"},
+           Expected{1536, 4096, 64, 4, 96, "24 tiles fit 30 clusters of 4, not 17 of 6"},
+           Expected{3072, 7168, 64, 2, 96, "48 tiles: 39 clusters of 3 are too few"},
+           Expected{7168, 2304, 64, 1, 112, "18 K blocks: halving 64-row tiles' 147 KB saves less than the price"},
+           Expected{4096, 512, 64, 1, 64, "4 K blocks"},
+           Expected{18432, 7168, 128, 1, 144, "no tiling fits one wave: 128-row tiles, unsplit"},
+       }) {
+    const std::optional<Fp8SwapAbConfig> config = choose_fp8_swapab_config(GemmShape{8, e.n, e.k, 1}, kH100);
+    ASSERT_TRUE(config.has_value());
+    SCOPED_TRACE("N=" + std::to_string(e.n) + " K=" + std::to_string(e.k) + " " + describe(*config) + ": " + e.why);
+    EXPECT_EQ(config->weight_rows, e.weight_rows);
+    EXPECT_EQ(config->splits, e.splits);
+    EXPECT_EQ(config->ctas, e.ctas);
+  }
+  // On any spec: the clusters fit one wave, and no tiling that fits is cheaper.
+  for (const Fp8DeviceSpec& spec : {kH100, kSmallGpu})
+    for (const int64_t n : {1024, 1536, 2112, 3072, 4096, 4608, 7168})
+      for (const int64_t k : {256, 1040, 2304, 4096, 7168, 18432}) {
+        const std::optional<Fp8SwapAbConfig> config = choose_fp8_swapab_config(GemmShape{4, n, k, 1}, spec);
+        ASSERT_TRUE(config.has_value());
+        SCOPED_TRACE(spec.name + " N=" + std::to_string(n) + " K=" + std::to_string(k) + " " + describe(*config));
+        const int64_t tiles = config->ctas / config->splits;
+        EXPECT_EQ(tiles * config->splits, config->ctas);
+        EXPECT_LE(tiles, spec.fitting_clusters(config->splits)) << "every cluster resident at once";
+        for (const int rows : {64, 128})
+          for (int64_t splits = 1; splits <= kFp8SwapAbMaxSplits; ++splits) {
+            const Fp8SwapAbConfig other = fp8_swapab_with_splits(GemmShape{4, n, k, 1}, rows, splits);
+            if (other.ctas / other.splits <= spec.fitting_clusters(other.splits)) {
+              EXPECT_LE(fp8_swapab_streaming_cost(*config), fp8_swapab_streaming_cost(other)) << describe(other);
+            }
+          }
+      }
 }
 
 }  // namespace

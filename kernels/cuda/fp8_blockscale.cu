@@ -137,7 +137,7 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
       params_.tail_partials = tail_partials_.data();
       params_.tail_arrivals = tail_arrivals_.data();
     }
-    if (swap_ab_) set_swap_ab_params(b_maps, stream);
+    if (swap_ab_) set_swap_ab_params(b_maps);
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
@@ -166,12 +166,10 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
   Fp8LastWaveSplitParams params_;  // the dense GEMM's (gemm) and, when it runs, the last-wave split's
   std::optional<Fp8SwapAbConfig> swap_ab_;  // set: the swap-AB decode kernel runs instead
   Fp8SwapAbParams swap_params_{};
-  DeviceBuffer<float> swap_partials_;
-  DeviceBuffer<int> swap_arrivals_;
 
-  // The swap-AB kernel's operands: the same A, scales and C; B in 128-row boxes; under split-K a partial
-  // tile per CTA and a count per weight tile (kept at 0 between launches).
-  void set_swap_ab_params(const BTileMaps& b_maps, cudaStream_t stream) {
+  // The swap-AB kernel's operands: the same A, scales and C; B in boxes of its weight rows (a K split
+  // reduces within a cluster: no workspace).
+  void set_swap_ab_params(const BTileMaps& b_maps) {
     const Fp8BlockscaleParams& gemm = params_.gemm;
     swap_params_.a_map = gemm.a_map;
     swap_params_.b_map = swap_ab_->weight_rows == 64 ? b_maps.rows_64 : b_maps.rows_128;
@@ -184,13 +182,6 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
     swap_params_.splits = swap_ab_->splits;
     swap_params_.kblocks_per_split = swap_ab_->kblocks_per_split;
     swap_params_.a_box_rows = gemm.a_box_rows;
-    if (swap_ab_->splits > 1) {
-      swap_partials_ = DeviceBuffer<float>(std::size_t(swap_ab_->ctas) * fp8_swapab_partial_floats(swap_ab_->weight_rows, swap_ab_->tokens));
-      swap_arrivals_ = DeviceBuffer<int>(std::size_t(swap_ab_->ctas / swap_ab_->splits));
-      CUDA_CHECK(cudaMemsetAsync(swap_arrivals_.data(), 0, swap_arrivals_.bytes(), stream));
-      swap_params_.partials = swap_partials_.data();
-      swap_params_.arrivals = swap_arrivals_.data();
-    }
   }
 };
 
@@ -224,8 +215,7 @@ class Fp8BlockscaleSession final : public GemmSession {
 
   std::size_t activation_bytes(int64_t m) const override {
     const int64_t rows_tiled = m + fp8_tallest_tile_rows() - 1;  // whole tiles: less than one tile of padding
-    // Under split-K over the last wave, a partial tile and a count per CTA (swap-AB's partial tiles are smaller).
-    static_assert(fp8_swapab_partial_floats(128, kFp8SwapAbMaxTokens) <= fp8_largest_partial_tile_floats());
+    // Under split-K over the last wave, a partial tile and a count per CTA.
     const int64_t tail_bytes =
         int64_t(fp8_device_spec(device_.ordinal()).multiprocessors) * (fp8_largest_partial_tile_floats() * 4 + 4);
     return std::size_t(rows_tiled * (shape_.k + synthetic::blocks(shape_.k) * 4) + m * shape_.n * 2 + tail_bytes);

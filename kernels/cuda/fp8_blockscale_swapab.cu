@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/fp8_blockscale_launch.cuh"
 #include "kernels/cuda/fp8_blockscale_swapab_kernel.cuh"
 #include "kernels/cuda/fp8_blockscale_swapab_launch.hpp"
 
@@ -24,11 +25,15 @@ void launch_instance(const Fp8SwapAbParams& params, const Fp8SwapAbConfig& confi
   launch.blockDim = dim3(unsigned(fp8_swapab_threads(kTokens)));
   launch.dynamicSmemBytes = std::size_t(fp8_swapab_shared_bytes(kWeightRows, kTokens));
   launch.stream = stream;
-  cudaLaunchAttribute overlap{};
-  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
-  launch.attrs = &overlap;
-  launch.numAttrs = programmatic ? 1 : 0;
+  cudaLaunchAttribute attributes[2]{};
+  launch.attrs = attributes;
+  // The K ranges of a weight tile: one cluster of consecutive CTAs.
+  if (config.splits > 1) attributes[launch.numAttrs++] = fp8_cluster_attribute(config.splits);
+  if (programmatic) {
+    cudaLaunchAttribute& overlap = attributes[launch.numAttrs++];
+    overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    overlap.val.programmaticStreamSerializationAllowed = 1;
+  }
   CUDA_CHECK(cudaLaunchKernelEx(&launch, kernel, params));
 }
 
@@ -56,7 +61,8 @@ void launch_for_rows(const Fp8SwapAbParams& params, const Fp8SwapAbConfig& confi
 
 void launch_fp8_blockscale_swapab(const Fp8SwapAbParams& params, const Fp8SwapAbConfig& config, bool preshuffled_b,
                                   bool programmatic, cudaStream_t stream) {
-  if (config.ctas < 1 || config.splits < 1 || params.splits != config.splits)
+  if (config.ctas < 1 || config.splits < 1 || config.splits > kFp8SwapAbMaxSplits || config.ctas % config.splits != 0 ||
+      params.splits != config.splits)
     throw std::logic_error("fp8_blockscale: swap-AB launch of " + describe(config) + " with mismatched parameters");
   preshuffled_b ? launch_for_rows<true>(params, config, programmatic, stream)
                 : launch_for_rows<false>(params, config, programmatic, stream);

@@ -12,10 +12,11 @@
 // m64nTk32 x 4 per 64-row half of the weight tile (against all tokens) into a block product and promotes it:
 // acc[n][t] += product[n][t] * scale_b(n block, k block) * scale_a(t, k block), the weight scale one per
 // warpgroup and K block, the token scale one per accumulator column. At the end the other groups' sums go
-// through shared memory to the first. With K split across CTAs, each leaves its partial tile (only the
-// columns of real tokens) in a global slot of its own and counts in; the last to count in adds the slots in
-// range order (deterministic whichever CTA finishes), resets the count for the next launch and stores. The
-// tile is written transposed: neighbouring lanes trade one value so each stores two adjacent columns of C.
+// through shared memory to the first. With K split, the K ranges of one weight tile are the CTAs of one
+// thread-block cluster: each leaves its partial tile in its own shared memory, and rank 0 pulls the others
+// over the cluster's shared-memory network in rank order (deterministic whichever CTA finishes first) and
+// stores; no global workspace, no count, nothing to reset between launches. The tile is written transposed:
+// neighbouring lanes trade one value so each stores two adjacent columns of C.
 #pragma once
 
 #include <cuda.h>
@@ -153,11 +154,10 @@ __global__ void __launch_bounds__(fp8_swapab_threads(kTokens), 1)
   constexpr int kAccumulators = Smem::kAccumulators;
   constexpr int kKGroups = Smem::kKGroups;
   constexpr int kMathThreads = kKGroups * 128;
-  constexpr int kMathBarrier = 1, kEpilogueBarrier = 2;
+  constexpr int kMathBarrier = 1;
 
   extern __shared__ uint8_t shared_raw[];
   __shared__ alignas(8) uint64_t barriers[2 * kStages];
-  __shared__ int arrived_before;
   Smem smem;
   smem.ring = (ptx::shared_address(shared_raw) + 1023u) & ~1023u;
   smem.scales = smem.ring + kStages * Smem::kStageBytes;
@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(fp8_swapab_threads(kTokens), 1)
   __syncthreads();
 
   const int kblocks = (p.k + kFp8SwapAbBlockK - 1) / kFp8SwapAbBlockK;
-  const int tile = int(blockIdx.x) / p.splits, split = int(blockIdx.x) % p.splits;
+  const int tile = int(blockIdx.x) / p.splits, split = int(blockIdx.x) % p.splits;  // split: the cluster rank
   const int kb_begin = split * p.kblocks_per_split;
   const int kb_count = min(p.kblocks_per_split, kblocks - kb_begin);
   // Under programmatic dependent launch the previous grid may still run: every thread waits for it before
@@ -181,6 +181,14 @@ __global__ void __launch_bounds__(fp8_swapab_threads(kTokens), 1)
   const auto join_grid_order = [] {
     ptx::wait_for_previous_grid();
     ptx::allow_dependent_launch();
+  };
+  // Under a K split every thread of the cluster passes its two barriers (below), those with no part in the
+  // reduction too: none leaves before them.
+  const auto pass_cluster_barriers = [&p] {
+    if (p.splits > 1) {
+      tma::sync_cluster();
+      tma::sync_cluster();
+    }
   };
   if (threadIdx.x >= kMathThreads) {  // the copy warpgroup: one thread issues, the others idle
     tma::release_registers<fp8_swapab_detail::RegisterSplit<kKGroups>::producer>();
@@ -192,6 +200,7 @@ __global__ void __launch_bounds__(fp8_swapab_threads(kTokens), 1)
     } else {
       join_grid_order();
     }
+    pass_cluster_barriers();
     return;
   }
   tma::claim_registers<fp8_swapab_detail::RegisterSplit<kKGroups>::consumer>();
@@ -251,7 +260,10 @@ __global__ void __launch_bounds__(fp8_swapab_threads(kTokens), 1)
       for (int i = 0; i < kAccumulators; ++i) mine[(h * kAccumulators + i) * 128] = acc[h][i];
   }
   tma::sync_named(kMathBarrier, kMathThreads);
-  if (k_group > 0) return;
+  if (k_group > 0) {
+    pass_cluster_barriers();
+    return;
+  }
   for (int g = 1; g < kKGroups; ++g) {  // in group order: the same sums whatever the timing
     const float* const theirs = exchange + (g - 1) * Smem::kPartialFloats;
 #pragma unroll
@@ -260,34 +272,36 @@ __global__ void __launch_bounds__(fp8_swapab_threads(kTokens), 1)
       for (int i = 0; i < kAccumulators; ++i) acc[h][i] += theirs[(h * kAccumulators + i) * 128];
   }
 
-  if (p.splits > 1) {  // the ranges of one tile meet in global memory; the last to arrive finishes
-    float* const mine = p.partials + int64_t(blockIdx.x) * Smem::kPartialFloats + thread_in_group;
-#pragma unroll
-    for (int h = 0; h < kHalves; ++h)
-#pragma unroll
-      for (int i = 0; i < kAccumulators; ++i)
-        if (accumulator_token(i) < p.m) __stcg(mine + (h * kAccumulators + i) * 128, acc[h][i]);
-    __threadfence();
-    tma::sync_named(kEpilogueBarrier, 128);
-    if (thread_in_group == 0) arrived_before = atomicAdd(p.arrivals + tile, 1);
-    tma::sync_named(kEpilogueBarrier, 128);
-    if (arrived_before != p.splits - 1) return;
-    __threadfence();  // the other ranges' sums are visible (each fenced before counting in)
-    if (thread_in_group == 0) p.arrivals[tile] = 0;
-    float total[kHalves][kAccumulators] = {};
-    for (int range = 0; range < p.splits; ++range) {
-      const float* const theirs = p.partials + int64_t(tile * p.splits + range) * Smem::kPartialFloats + thread_in_group;
+  if (p.splits > 1) {  // the ranges of one tile meet in the cluster's shared memory; rank 0 stores
+    // Each thread's slots of the exchange hold its own K groups' sums only, so its range's sum may overwrite
+    // them; the cluster barrier publishes them.
+    if (split > 0) {
 #pragma unroll
       for (int h = 0; h < kHalves; ++h)
 #pragma unroll
-        for (int i = 0; i < kAccumulators; ++i)
-          if (accumulator_token(i) < p.m)
-            total[h][i] += range == split ? acc[h][i] : __ldcg(theirs + (h * kAccumulators + i) * 128);
+        for (int i = 0; i < kAccumulators; ++i) exchange[(h * kAccumulators + i) * 128] = acc[h][i];
     }
+    tma::sync_cluster();
+    if (split == 0) {
+      const uint32_t local = smem.ring + uint32_t(thread_in_group) * 4;
+      for (int rank = 1; rank < p.splits; ++rank) {
+        const uint32_t remote = tma::map_to_rank(local, rank);
+        float pulled[kHalves][kAccumulators];  // every load in flight before the first add
 #pragma unroll
-    for (int h = 0; h < kHalves; ++h)
+        for (int h = 0; h < kHalves; ++h)
 #pragma unroll
-      for (int i = 0; i < kAccumulators; ++i) acc[h][i] = total[h][i];
+          for (int i = 0; i < kAccumulators; ++i)
+            pulled[h][i] = accumulator_token(i) < p.m
+                               ? tma::load_from_cluster(remote + uint32_t(h * kAccumulators + i) * 128 * 4)
+                               : 0.0f;
+#pragma unroll
+        for (int h = 0; h < kHalves; ++h)
+#pragma unroll
+          for (int i = 0; i < kAccumulators; ++i) acc[h][i] += pulled[h][i];
+      }
+    }
+    tma::sync_cluster();  // a CTA's shared memory outlives rank 0's reads of it
+    if (split > 0) return;
   }
   store_transposed(acc, p, tile * kWeightRows);
 }

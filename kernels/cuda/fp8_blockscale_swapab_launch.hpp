@@ -17,13 +17,11 @@ struct Fp8SwapAbParams {
   const float* b_scales = nullptr;  // [ceil(n/128)][ceil(k/128)]
   __nv_bfloat16* c = nullptr;       // [m][n]
   int m = 0, n = 0, k = 0;          // n a multiple of 8 (pairs of columns are stored together)
-  int splits = 1, kblocks_per_split = 1;
+  int splits = 1, kblocks_per_split = 1;  // splits: K ranges of a weight tile, the CTAs of one cluster
   int a_box_rows = 8;               // M rounded up to 8: the token rows a copy delivers
-  float* partials = nullptr;        // [CTA][fp8_swapab_partial_floats]: a K range's sums (splits > 1)
-  int* arrivals = nullptr;          // [weight tile]: K ranges counted in (each launch leaves them at 0)
 };
 
-// The f32 partial tile one K range leaves for the range that finishes its weight tile.
+// The f32 partial tile one K range leaves in its shared memory for the cluster's rank 0.
 constexpr int fp8_swapab_partial_floats(int weight_rows, int tokens) { return weight_rows * tokens; }
 
 // Launches `config` (its token width and pre-shuffled or row-major B pick the instance); `programmatic`:
