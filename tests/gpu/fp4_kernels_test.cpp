@@ -6,7 +6,9 @@
 // Outputs poisoned before every run, fresh seeds per check. Each test skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,10 +30,18 @@ TEST(Fp4Kernels, DenseMatchesReferenceInEveryFp4Layout) {
                                              {"n_off_tile", 129, 258, 1}, {"one_column", 1, 6, 1}};
   for (const BlockFormatId format : kFp4Formats) {
     CheckTally tally;
-    check_fp4_dense(*device, "a16w4_blockscale", format, model, {1, 2, 3, 8, 9, 16, 17, 64}, 0xf4f4000, tally);
-    check_fp4_dense(*device, "a16w4_blockscale", format, unaligned, {1, 5, 8, 15, 16, 33, 130}, 0xf4f4000, tally);
+    std::set<std::string> launches =
+        check_fp4_dense(*device, "a16w4_blockscale", format, model, {1, 2, 3, 8, 9, 16, 17, 64}, 0xf4f4000, tally);
+    launches.merge(
+        check_fp4_dense(*device, "a16w4_blockscale", format, unaligned, {1, 5, 8, 15, 16, 33, 130}, 0xf4f4000, tally));
     std::printf("  a16w4_blockscale %s: %d checks, worst rel_err %.3e\n", format_name(format).c_str(), tally.checked,
                 tally.worst);
+    // These shapes reach every compiled instance (8 or 16 rows a warp, K over 1, 2 or 4 warps of a CTA).
+    for (const std::string rows : {"_m8n", "_m16n"})
+      for (const std::string warps_k : {"_wk1_", "_wk2_", "_wk4_"})
+        EXPECT_TRUE(std::any_of(launches.begin(), launches.end(), [&](const std::string& name) {
+          return name.find(rows) != std::string::npos && name.find(warps_k) != std::string::npos;
+        })) << format_name(format) << ": no check ran the instance" << rows << "*" << warps_k;
   }
 }
 
