@@ -3,6 +3,7 @@
 // layout, and the compute-capability line a sweep stops with.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <set>
 #include <string>
@@ -92,6 +93,31 @@ TEST(Fp4KernelLayout, HeuristicTakesTheCheapestSplitAndAvoidsPartialWaves) {
   EXPECT_EQ(shallow.split_k, 1);
   EXPECT_LE(shallow.warps_k, 2);
   EXPECT_EQ(shallow.warps_n * shallow.warps_k, kA16w4Warps);
+}
+
+// The dense kernel keeps the heuristic's configuration and sums its K splits in a thread-block cluster exactly
+// when they fit one (2..8 CTAs); the workspace takes more, and the name and the cluster extent say which.
+TEST(Fp4KernelLayout, DenseSplitsSumInAClusterUpToItsSize) {
+  constexpr int kSms = 132;
+  std::set<int> clustered, through_workspace;
+  for (const int64_t warp_tiles : {1, 2, 8, 40, 80, 160, 256, 320, 1792})
+    for (const int64_t chunks : {1, 2, 16, 23, 56, 64, 224}) {
+      const A16w4Config plain = choose_a16w4_config(1, warp_tiles, chunks, kSms);
+      const A16w4Config dense = choose_a16w4_dense_config(1, warp_tiles, chunks, kSms);
+      EXPECT_EQ(dense.rows, plain.rows);
+      EXPECT_EQ(dense.warps_k, plain.warps_k);
+      EXPECT_EQ(dense.warps_n, plain.warps_n);
+      EXPECT_EQ(dense.split_k, plain.split_k);
+      EXPECT_FALSE(plain.cluster_sum);
+      EXPECT_EQ(dense.cluster_sum, dense.split_k > 1 && dense.split_k <= kA16w4MostClusterSplits)
+          << warp_tiles << " warp tiles, " << chunks << " chunks";
+      EXPECT_EQ(dense.cluster_k(), dense.cluster_sum ? dense.split_k : 1);
+      EXPECT_EQ(describe(dense).ends_with("_cluster"), dense.cluster_sum) << describe(dense);
+      (dense.cluster_sum ? clustered : through_workspace).insert(dense.split_k);
+    }
+  EXPECT_FALSE(clustered.empty());
+  EXPECT_TRUE(std::any_of(through_workspace.begin(), through_workspace.end(),
+                          [](int split_k) { return split_k > kA16w4MostClusterSplits; }));
 }
 
 // cuBLAS docs' 1D block-scaling layout: tiles of 128 rows x 4 K blocks, 512 bytes, K blocks of a row block

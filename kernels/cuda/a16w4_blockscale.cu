@@ -36,10 +36,11 @@ struct DenseParams {
   A16w4Layout layout;
   int m = 0, n = 0, k = 0;
   int chunks_per_split = 0;
+  bool cluster_sum = false;  // the K splits (gridDim.z) are one thread-block cluster, summed through its DSMEM
 };
 
 // Grid: x the M tiles (adjacent CTAs share weights in L2 when M is large), y groups of kWarpsN warp tiles,
-// z the K splits.
+// z the K splits (one cluster when p.cluster_sum).
 template <int kRows, int kWarpsK, a16w4::ScaleCode kScale>
 __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4Warps) a16w4_dense_kernel(const DenseParams p) {
   constexpr int kWarpsN = kA16w4Warps / kWarpsK;
@@ -74,7 +75,9 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
   ptx::allow_dependent_launch();
   if (has_tile) a16w4::multiply_warp_tile<kScale, kRows == 16>(work, rings[warp], accumulators);
   a16w4::sum_along_k<kWarpsN, kWarpsK>(accumulators, parked);
-  if (wk != 0 || !has_tile) return;
+  const bool holds = wk == 0 && has_tile;
+  if (p.cluster_sum && !a16w4::sum_over_cluster(accumulators, reinterpret_cast<float*>(&rings[warp]), holds)) return;
+  if (!holds) return;
   const a16w4::WarpOutput output{p.c,
                                  p.n,
                                  p.m,
@@ -84,15 +87,36 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
                                  *p.output_scale,
                                  p.partials,
                                  p.arrivals + int64_t(blockIdx.x) * p.layout.warp_tiles + warp_tile,
-                                 int(gridDim.z)};
+                                 p.cluster_sum ? 1 : int(gridDim.z)};
   a16w4::finish_warp_tile<kRows == 16>(accumulators, output);
+}
+
+// launch_kernel (programmatic_launch.cuh) with the K splits of a tile as one cluster when `cluster_k` > 1.
+template <class Params>
+void launch_a16w4_kernel(void (*kernel)(Params), dim3 grid, dim3 block, unsigned cluster_k, const Params& params,
+                         bool programmatic, cudaStream_t stream) {
+  if (cluster_k == 1) return launch_kernel(kernel, grid, block, 0, params, programmatic, stream);
+  cudaLaunchConfig_t launch{};
+  launch.gridDim = grid;
+  launch.blockDim = block;
+  launch.stream = stream;
+  cudaLaunchAttribute attributes[2] = {};
+  attributes[0].id = cudaLaunchAttributeClusterDimension;
+  attributes[0].val.clusterDim.x = 1;
+  attributes[0].val.clusterDim.y = 1;
+  attributes[0].val.clusterDim.z = cluster_k;
+  attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attributes[1].val.programmaticStreamSerializationAllowed = 1;
+  launch.attrs = attributes;
+  launch.numAttrs = programmatic ? 2 : 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&launch, kernel, params));
 }
 
 A16w4Config choose_dense_config(const GemmShape& shape, int multiprocessors) {
   const int rows = shape.m <= 8 ? 8 : 16;
   const A16w4Layout layout = A16w4Layout::of(shape.n, shape.k, 32);
-  return choose_a16w4_config(shape.m, (shape.m + rows - 1) / rows * layout.warp_tiles, layout.chunks,
-                             multiprocessors);
+  return choose_a16w4_dense_config(shape.m, (shape.m + rows - 1) / rows * layout.warp_tiles, layout.chunks,
+                                   multiprocessors);
 }
 
 class A16w4Prepared final : public CudaPreparedGemm {
@@ -106,7 +130,7 @@ class A16w4Prepared final : public CudaPreparedGemm {
     a_ = DeviceBuffer<uint16_t>(std::size_t(s.m * s.k));
     c_ = DeviceBuffer<uint16_t>(std::size_t(s.m * s.n));
     fill_bf16_values(a_.data(), problem.seed_a, synthetic::a_bf16, 1, s.m, s.k, stream);
-    if (config_.split_k > 1) {
+    if (config_.split_k > 1 && !config_.cluster_sum) {
       const int64_t m_tiles = (s.m + config_.rows - 1) / config_.rows;
       partials_ = DeviceBuffer<float>(std::size_t(s.m * s.n));
       arrivals_ = DeviceBuffer<unsigned>(std::size_t(m_tiles * weights.layout.warp_tiles));
@@ -125,7 +149,8 @@ class A16w4Prepared final : public CudaPreparedGemm {
                           int(s.m),
                           int(s.n),
                           int(s.k),
-                          int((weights.layout.chunks + config_.split_k - 1) / config_.split_k)};
+                          int((weights.layout.chunks + config_.split_k - 1) / config_.split_k),
+                          config_.cluster_sum};
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
@@ -134,8 +159,8 @@ class A16w4Prepared final : public CudaPreparedGemm {
       const dim3 grid(unsigned((params_.m + kRows - 1) / kRows),
                       unsigned((params_.layout.warp_tiles + config_.warps_n - 1) / config_.warps_n),
                       unsigned(config_.split_k));
-      launch_kernel(a16w4_dense_kernel<kRows, kWarpsK, kScale>, grid, dim3(unsigned(config_.threads())), 0, params_,
-                    device_.programmatic_launch(), device_.stream());
+      launch_a16w4_kernel(a16w4_dense_kernel<kRows, kWarpsK, kScale>, grid, dim3(unsigned(config_.threads())),
+                          unsigned(config_.cluster_k()), params_, device_.programmatic_launch(), device_.stream());
     });
   }
   std::string launch_name() const override {
@@ -203,7 +228,7 @@ KernelEntry a16w4_blockscale_entry() {
   };
   entry.config_for = [](const GemmShape& shape) {
     const A16w4Config config = choose_dense_config(shape, a16w4_multiprocessors());
-    return KernelConfig{config.rows, config.tile_n(), 1, 1, 1, config.split_k};
+    return KernelConfig{config.rows, config.tile_n(), 1, 1, config.cluster_k(), config.split_k};
   };
   add_a16w4_dequantized_path(entry);
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {

@@ -32,14 +32,19 @@ constexpr double kA16w4WaveStartCost = 1.0;
 // A split of K costs the workspace reduction (the atomics, the arrival counter, the last CTA's pass: three
 // dependent round trips to L2), about two chunk times.
 constexpr double kA16w4SplitCost = 2.0;
+// The dense kernel sums up to this many K splits of a tile in a thread-block cluster (the portable cluster size),
+// through distributed shared memory instead of the workspace; more splits go through the workspace.
+constexpr int kA16w4MostClusterSplits = 8;
 
 struct A16w4Config {
   int rows = 16;  // M rows a CTA covers: 8 (rows 8..15 of the mma never read) or 16
   int warps_n = kA16w4Warps;
   int warps_k = 1;
   int split_k = 1;
+  bool cluster_sum = false;  // the K splits summed in a thread-block cluster (dense kernel), not the workspace
 
   int tile_n() const { return kA16w4WarpN * warps_n; }
+  int cluster_k() const { return cluster_sum ? split_k : 1; }
   int threads() const { return 32 * kA16w4Warps; }
 };
 
@@ -105,10 +110,19 @@ inline bool a16w4_dequantizes(int64_t m, double flops_per_byte) {
   return dequantizing < streaming;
 }
 
+// The dense kernel's configuration: the heuristic's, its K splits summed in a cluster where they fit one. The
+// estimate stays the workspace's (the cluster's sum is not measured yet), so the splits chosen are the same.
+inline A16w4Config choose_a16w4_dense_config(int64_t m_per_tile_set, int64_t tiles_mn, int64_t chunks,
+                                             int multiprocessors) {
+  A16w4Config config = choose_a16w4_config(m_per_tile_set, tiles_mn, chunks, multiprocessors);
+  config.cluster_sum = config.split_k > 1 && config.split_k <= kA16w4MostClusterSplits;
+  return config;
+}
+
 inline std::string describe(const A16w4Config& config) {
   return "mma16816_m" + std::to_string(config.rows) + "n" + std::to_string(config.tile_n()) + "k128_wk" +
          std::to_string(config.warps_k) + "_stages" + std::to_string(kA16w4Stages) + "_split" +
-         std::to_string(config.split_k);
+         std::to_string(config.split_k) + (config.cluster_sum ? "_cluster" : "");
 }
 
 }  // namespace shapescope::kernels::cuda

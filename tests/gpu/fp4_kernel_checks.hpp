@@ -55,18 +55,21 @@ inline std::set<std::string> check_fp4_dense(Device& device, const std::string& 
   return launches;
 }
 
-// Split K sums partial tiles in an fp32 workspace that the last CTA of a tile leaves at zero: a workspace or
-// counter left dirty would show on the next run, alone or replayed in a graph with programmatic launch.
-inline void check_fp4_split_k_repeats(Device& device, const std::string& kernel, int64_t n, int64_t k, int64_t m,
-                                      uint64_t seed) {
+// Split K sums partial tiles in an fp32 workspace that the last CTA of a tile leaves at zero (or in a cluster's
+// shared memory): a workspace or counter left dirty would show on the next run, alone or replayed in a graph
+// with programmatic launch. Returns the launch names.
+inline std::set<std::string> check_fp4_split_k_repeats(Device& device, const std::string& kernel, int64_t n,
+                                                       int64_t k, int64_t m, uint64_t seed) {
   const KernelEntry& entry = find_kernel(kernel);
   WeightShape weights{n, k, 1};
   weights.format = BlockFormatId::nvfp4;
   const auto session = entry.open(device, weights, seed);
+  std::set<std::string> launches;
   for (const bool programmatic : {false, true}) {
     device.set_programmatic_launch(programmatic);
     const auto gemm = session->prepare(m, seed + 1 + uint64_t(programmatic));
     const std::string name = gemm->launch_name();
+    launches.insert(name);
     EXPECT_EQ(name.find("_split1"), std::string::npos) << name << ": this shape should split K";
     for (int repeat = 0; repeat < 3; ++repeat)
       EXPECT_TRUE(gemm->check().passed(kExpectedError)) << name << " repeat " << repeat;
@@ -74,6 +77,7 @@ inline void check_fp4_split_k_repeats(Device& device, const std::string& kernel,
     EXPECT_TRUE(gemm->check().passed(kExpectedError)) << name << " after a graph of 16 runs";
   }
   device.set_programmatic_launch(false);
+  return launches;
 }
 
 // FP4 packs two elements a byte: odd K is refused with one line naming it, by the dense and the grouped kernel.
