@@ -151,23 +151,26 @@ struct ChunkActivations {
   uint4 rows[kTwoRowGroups ? 2 : 1][4];
 };
 
-// The lane's 8 activations of row group `r` (+8 rows), sub-chunk `s` of `chunk`. Rows past M read row M - 1
-// instead: they feed only output rows that are never stored, and so no lane of a warp branches apart. A chunk
-// wholly inside K with 16-byte rows (every chunk but a partial last one) takes its loads with no bounds check.
-__device__ __forceinline__ uint4 load_activation_slice(const WarpWork& w, int chunk, int lane, int r, int s) {
-  const int row = min(w.m0 + lane / 4 + 8 * r, w.m - 1), col = chunk * kA16w4ChunkK + 8 * (lane % 4) + 32 * s;
-  if (w.a_vectors && (chunk + 1) * kA16w4ChunkK <= w.k)
-    return __ldg(reinterpret_cast<const uint4*>(w.a + int64_t(row) * w.lda + col));
-  return load_activations(w, row, col);
-}
-
+// Rows past M read row M - 1 instead: they feed only output rows that are never stored, and so no lane of a warp
+// branches apart. A chunk wholly inside K with 16-byte rows (every chunk but a partial last one) takes its four
+// loads a row from one address, with no bounds check a load.
 template <bool kTwoRowGroups>
 __device__ __forceinline__ void load_activations(const WarpWork& w, int chunk, int lane,
                                                  ChunkActivations<kTwoRowGroups>& o) {
+  const int group = lane / 4, col = chunk * kA16w4ChunkK + 8 * (lane % 4);
+  const bool whole = w.a_vectors && (chunk + 1) * kA16w4ChunkK <= w.k;
 #pragma unroll
-  for (int r = 0; r < (kTwoRowGroups ? 2 : 1); ++r)
+  for (int r = 0; r < (kTwoRowGroups ? 2 : 1); ++r) {
+    const int row = min(w.m0 + group + 8 * r, w.m - 1);
+    if (whole) {
+      const uint4* source = reinterpret_cast<const uint4*>(w.a + int64_t(row) * w.lda + col);
 #pragma unroll
-    for (int s = 0; s < 4; ++s) o.rows[r][s] = load_activation_slice(w, chunk, lane, r, s);
+      for (int s = 0; s < 4; ++s) o.rows[r][s] = __ldg(source + 4 * s);
+    } else {
+#pragma unroll
+      for (int s = 0; s < 4; ++s) o.rows[r][s] = load_activations(w, row, col + 32 * s);
+    }
+  }
 }
 
 // Sub-chunk by sub-chunk, the four n8 tiles side by side: consecutive mma.sync go to different accumulators,
@@ -177,11 +180,9 @@ __device__ __forceinline__ void load_activations(const WarpWork& w, int chunk, i
 //   Eight rows: the operands trade places, C^T = B A^T: two n8 tiles of weights are the 16-row A side and the
 // activations the n8 B side, so no mma multiplies rows 8..15 of zeros and a chunk takes 16 mma, not 32.
 // accumulators[p][e] then hold tile 2p + e / 2, weight row `group`, activation row 2 quad + e % 2.
-// refill(s) runs once sub-chunk s's activations have gone into their mma (sixteen rows: it loads the next
-// chunk's into the same registers).
-template <ScaleCode kScale, bool kTwoRowGroups, class Refill>
+template <ScaleCode kScale, bool kTwoRowGroups>
 __device__ __forceinline__ void multiply_chunk(const ChunkWeights& b, const ChunkActivations<kTwoRowGroups>& a,
-                                               float (&accumulators)[kA16w4TilesPerWarp][4], const Refill& refill) {
+                                               float (&accumulators)[kA16w4TilesPerWarp][4]) {
   uint32_t multipliers[kA16w4TilesPerWarp][4];
 #pragma unroll
   for (int t = 0; t < kA16w4TilesPerWarp; ++t) scale_multipliers<kScale>(b.scales[t], multipliers[t]);
@@ -208,7 +209,6 @@ __device__ __forceinline__ void multiply_chunk(const ChunkWeights& b, const Chun
         const uint32_t b_high[2] = {pairs[t][2], pairs[t][3]};
         ptx::mma_bf16_16x8x16(accumulators[t], a_high, b_high);
       }
-      refill(s);
     } else {
       const uint32_t activations_low[2] = {top.x, top.y}, activations_high[2] = {top.z, top.w};
 #pragma unroll
@@ -227,18 +227,20 @@ __device__ __forceinline__ void multiply_chunk(const ChunkWeights& b, const Chun
 
 // accumulators += the warp's product (laid out as multiply_chunk says), after start_warp_tile(w, ring).
 // kTwoRowGroups false: rows m0 + 8.. are not read (at most 8 rows). Each chunk read from the ring frees the
-// stage read one chunk earlier, which takes the chunk kA16w4Stages - 1 ahead. The next chunk's activations (L1
-// or L2) load while this one is multiplied; past K they are zeros, read from nowhere. Eight rows load a second
-// set at the top of the chunk; sixteen rows have no registers for one (128 a thread at four CTAs an SM) and load
-// each sub-chunk's slice of the next chunk into the registers its mma has just read.
+// stage read one chunk earlier, which takes the chunk kA16w4Stages - 1 ahead.
 template <ScaleCode kScale, bool kTwoRowGroups>
 __device__ __forceinline__ void multiply_warp_tile(const WarpWork& w, WarpRing& ring,
                                                    float (&accumulators)[kA16w4TilesPerWarp][4]) {
   const int lane = threadIdx.x % 32;
+  // Eight rows: the next chunk's activations (L1 or L2) load while this one is multiplied; past K they are
+  // zeros, read from nowhere, and past the end of the split real columns, loaded and never used. Sixteen rows
+  // load their own at the top of the chunk (a second set would not fit the 128 registers of four CTAs an SM).
+  constexpr bool kActivationsAhead = !kTwoRowGroups;
   ChunkActivations<kTwoRowGroups> activations;
-  load_activations(w, w.begin, lane, activations);
+  if constexpr (kActivationsAhead) load_activations(w, w.begin, lane, activations);
   int stage = 0;
   for (int chunk = w.begin; chunk < w.end; chunk += w.stride) {
+    if constexpr (!kActivationsAhead) load_activations(w, chunk, lane, activations);
     ptx::wait_async_copies<kA16w4Stages - 2>();  // this chunk's group has landed
     ChunkWeights current;
 #pragma unroll
@@ -250,21 +252,10 @@ __device__ __forceinline__ void multiply_warp_tile(const WarpWork& w, WarpRing& 
     const int free_stage = stage == 0 ? kA16w4Stages - 1 : stage - 1;  // read into registers a chunk ago
     if (ahead < w.end) fetch_chunk(w, ahead, lane, ring, free_stage);
     ptx::commit_async_copies();
-    const int next = chunk + w.stride;
-    if constexpr (kTwoRowGroups) {
-      const bool has_next = next < w.end;  // the same in every lane
-      multiply_chunk<kScale>(current, activations, accumulators, [&](int s) {
-        if (!has_next) return;
-#pragma unroll
-        for (int r = 0; r < 2; ++r) activations.rows[r][s] = load_activation_slice(w, next, lane, r, s);
-      });
-    } else {
-      // Past the end of the split real columns, loaded and never used.
-      ChunkActivations<false> following;
-      load_activations(w, next, lane, following);
-      multiply_chunk<kScale>(current, activations, accumulators, [](int) {});
-      activations = following;
-    }
+    ChunkActivations<kTwoRowGroups> next;
+    if constexpr (kActivationsAhead) load_activations(w, chunk + w.stride, lane, next);
+    multiply_chunk<kScale>(current, activations, accumulators);
+    if constexpr (kActivationsAhead) activations = next;
     stage = stage == kA16w4Stages - 1 ? 0 : stage + 1;
   }
   ptx::wait_async_copies<0>();  // nothing left in flight into the ring
