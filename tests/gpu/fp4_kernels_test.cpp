@@ -1,7 +1,8 @@
 // Our W4A16 kernels (a16w4_blockscale, a16w4_blockscale_grouped) against the float64 reference in every FP4
 // layout they take (MXFP4, NVFP4, e2m1_e8m0_16): Llama-3.3-70B and gpt-oss weight shapes, K with a partial last
 // chunk and partial scale blocks, K off the 16-byte activation loads, N off the warp tiles, M from 1 up past
-// the 16-row passes; K split over CTAs summed in a cluster and in the workspace; split-K outputs after repeated
+// the 16-row passes; K split over CTAs summed in a cluster and in the workspace, the clusters resident at once
+// as queried and the choice they make; split-K outputs after repeated
 // runs and inside a CUDA graph (the workspace must come back to zero); grouped: empty, one-row and tile-edge
 // groups, contiguous at several alignments and masked.
 // Outputs poisoned before every run, fresh seeds per check. Each test skips without a GPU.
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/a16w4_blockscale_config.hpp"
 #include "tests/gpu/fp4_kernel_checks.hpp"
 
 namespace shapescope::kernels {
@@ -79,15 +81,39 @@ TEST(Fp4Kernels, DequantizingPathPastTheCrossoverMatchesReference) {
   EXPECT_NE(session->prepare(2048, 79)->launch_name().find("dequantize_bf16+cublaslt"), std::string::npos);
 }
 
-// Llama-3.3-70B qkv at TP4: 6 splits at M = 4, summed in a cluster; 13 at M = 17, more than a cluster takes,
-// summed in the workspace.
+// Few warp tiles over a long K: 8 splits at M = 4, a grid of few clusters (one wave on any GPU that runs clusters
+// of 8), summed in a cluster; Llama-3.3-70B qkv at TP4 with 13 splits at M = 17, more than a cluster takes, summed
+// in the workspace.
 TEST(Fp4Kernels, SplitKStaysExactOverRepeatedRunsAndGraphs) {
   const auto device = open_device();
   REQUIRE_GPU(device);
-  for (const std::string& name : check_fp4_split_k_repeats(*device, "a16w4_blockscale", 2560, 8192, 4, 0x5911))
+  for (const std::string& name : check_fp4_split_k_repeats(*device, "a16w4_blockscale", 64, 4096, 4, 0x5911))
     EXPECT_NE(name.find("_cluster"), std::string::npos) << name;
   for (const std::string& name : check_fp4_split_k_repeats(*device, "a16w4_blockscale", 2560, 8192, 17, 0x5912))
     EXPECT_EQ(name.find("_cluster"), std::string::npos) << name;
+}
+
+// The clusters of each split resident at once, as queried: whole clusters fit in at most the CTA slots of a grid
+// without clusters (four CTAs an SM), and the dense kernel's launch sums Llama-3.3-70B qkv at TP4, M = 4 (6
+// splits), in a cluster exactly where its heuristic with these figures says so.
+TEST(Fp4Kernels, ClustersResidentAreQueriedAndDecideTheSum) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  const cuda::A16w4DeviceSpec spec = cuda::a16w4_current_spec();
+  std::printf("  a16w4 clusters resident at once on %d SMs, splits 2..%d:", spec.multiprocessors,
+              cuda::kA16w4MostClusterSplits);
+  for (int split = 2; split <= cuda::kA16w4MostClusterSplits; ++split) {
+    std::printf(" %d", spec.clusters_by_split[std::size_t(split)]);
+    EXPECT_GT(spec.clusters_by_split[std::size_t(split)], 0) << "split " << split;
+    EXPECT_LE(int64_t(spec.clusters_by_split[std::size_t(split)]) * split,
+              cuda::a16w4_resident_ctas(spec.multiprocessors))
+        << "split " << split;
+  }
+  std::printf("\n");
+  const cuda::A16w4Config expected = cuda::choose_a16w4_dense_config(4, 80, 64, spec);
+  EXPECT_EQ(expected.split_k, 6);
+  for (const std::string& name : check_fp4_split_k_repeats(*device, "a16w4_blockscale", 2560, 8192, 4, 0x5913))
+    EXPECT_EQ(name.find("_cluster") != std::string::npos, expected.cluster_sum) << name;
 }
 
 TEST(Fp4Kernels, OddKIsRefusedWithOneLine) { check_fp4_odd_k_refused("a16w4_blockscale", "a16w4_blockscale_grouped"); }
