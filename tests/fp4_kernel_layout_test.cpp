@@ -3,6 +3,7 @@
 // layout, and the compute-capability line a sweep stops with.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <set>
 #include <string>
@@ -72,15 +73,16 @@ TEST(Fp4KernelLayout, HeuristicTakesTheCheapestSplitAndAvoidsPartialWaves) {
   const auto ctas = [](const A16w4Config& c, int64_t warp_tiles) {
     return (warp_tiles + c.warps_n - 1) / c.warps_n * c.split_k;
   };
-  const int64_t resident = kSms * kA16w4WarpsPerSm / kA16w4Warps;
+  const int64_t resident = a16w4_resident_ctas(kSms);
+  EXPECT_EQ(resident, kSms * kA16w4WarpsPerSm / kA16w4Warps);
   for (const int64_t n : {57344, 10240, 8192, 2560}) {
     const A16w4Config chosen = config(1, n, 8192);
     EXPECT_EQ(chosen.rows, 8);
     EXPECT_EQ(chosen.warps_n * chosen.warps_k, kA16w4Warps);
     for (const int warps_k : {1, 2, 4})
       for (int split_k = 1; split_k <= 64 / warps_k; ++split_k)
-        EXPECT_LE(a16w4_time(chosen, tiles(1, n), 64, kSms),
-                  a16w4_time(A16w4Config{8, kA16w4Warps / warps_k, warps_k, split_k}, tiles(1, n), 64, kSms))
+        EXPECT_LE(a16w4_time(chosen, tiles(1, n), 64, kSms, resident),
+                  a16w4_time(A16w4Config{8, kA16w4Warps / warps_k, warps_k, split_k}, tiles(1, n), 64, kSms, resident))
             << "N " << n << " warps_k " << warps_k << " split_k " << split_k;
   }
   EXPECT_LE(ctas(config(1, 10240, 8192), 320), resident);  // qkv at TP1: 320 warp tiles
@@ -92,6 +94,77 @@ TEST(Fp4KernelLayout, HeuristicTakesTheCheapestSplitAndAvoidsPartialWaves) {
   EXPECT_EQ(shallow.split_k, 1);
   EXPECT_LE(shallow.warps_k, 2);
   EXPECT_EQ(shallow.warps_n * shallow.warps_k, kA16w4Warps);
+}
+
+// A spec of `multiprocessors` SMs on which `clusters(split)` clusters of each split 2..8 are resident at once.
+template <class Clusters>
+A16w4DeviceSpec spec_with(int multiprocessors, const Clusters& clusters) {
+  A16w4DeviceSpec spec{multiprocessors, {}};
+  for (int split = 2; split <= kA16w4MostClusterSplits; ++split)
+    spec.clusters_by_split[std::size_t(split)] = clusters(split);
+  return spec;
+}
+
+// The dense kernel keeps the heuristic's configuration and sums its K splits in a thread-block cluster exactly
+// when whole clusters keep the grid in as many waves as a grid without clusters (4 CTAs an SM): here each GPC
+// of 16 SMs (64 CTA slots) fits floor(64 / split) clusters, so clusters of 3, 5, 6 and 7 leave slots empty; more
+// than 8 splits, or a split with no figure, go through the workspace. The name and cluster extent say which.
+TEST(Fp4KernelLayout, DenseSplitsSumInAClusterOnlyWhereItKeepsTheWaves) {
+  constexpr int kGpcs = 8, kSmsPerGpc = 16, kSms = kGpcs * kSmsPerGpc;
+  const A16w4DeviceSpec spec =
+      spec_with(kSms, [](int split) { return kGpcs * (kSmsPerGpc * kA16w4WarpsPerSm / kA16w4Warps / split); });
+  const A16w4DeviceSpec unknown{kSms, {}};
+  const int64_t resident = a16w4_resident_ctas(kSms);
+  const auto waves = [](int64_t ctas, int64_t at_once) { return (ctas + at_once - 1) / at_once; };
+  std::set<int> clustered, through_workspace;
+  int kept_off = 0;
+  for (const int64_t m : {1, 16})
+    for (const int64_t warp_tiles : {1, 2, 8, 40, 80, 100, 160, 256, 320, 1792})
+      for (const int64_t chunks : {1, 2, 16, 23, 56, 64, 224}) {
+        const A16w4Config plain = choose_a16w4_config(m, warp_tiles, chunks, kSms);
+        const A16w4Config dense = choose_a16w4_dense_config(m, warp_tiles, chunks, spec);
+        const std::string where = std::to_string(warp_tiles) + " warp tiles, " + std::to_string(chunks) + " chunks";
+        EXPECT_EQ(dense.rows, plain.rows);
+        EXPECT_EQ(dense.warps_k, plain.warps_k);
+        EXPECT_EQ(dense.warps_n, plain.warps_n);
+        EXPECT_EQ(dense.split_k, plain.split_k);
+        EXPECT_FALSE(plain.cluster_sum);
+        EXPECT_FALSE(choose_a16w4_dense_config(m, warp_tiles, chunks, unknown).cluster_sum) << where;
+        const int64_t ctas = (warp_tiles + dense.warps_n - 1) / dense.warps_n * dense.split_k;
+        const bool fits = dense.split_k >= 2 && dense.split_k <= kA16w4MostClusterSplits;
+        const bool same_waves =
+            fits && waves(ctas, spec.fitting_clusters(dense.split_k) * dense.split_k) == waves(ctas, resident);
+        EXPECT_EQ(dense.cluster_sum, same_waves) << where << ", split " << dense.split_k;
+        kept_off += fits && !same_waves;
+        EXPECT_EQ(dense.cluster_k(), dense.cluster_sum ? dense.split_k : 1);
+        EXPECT_EQ(describe(dense).ends_with("_cluster"), dense.cluster_sum) << describe(dense);
+        (dense.cluster_sum ? clustered : through_workspace).insert(dense.split_k);
+      }
+  EXPECT_FALSE(clustered.empty());
+  EXPECT_GT(kept_off, 0) << "no shape where the cluster would cost a wave";
+  EXPECT_TRUE(std::any_of(through_workspace.begin(), through_workspace.end(),
+                          [](int split_k) { return split_k > kA16w4MostClusterSplits; }));
+}
+
+// Llama-3.3-70B qkv at TP4, M = 4 (80 warp tiles x 64 chunks): the heuristic's 6 splits of one warp tile a CTA,
+// 480 CTAs, one wave of the 528 that 132 SMs keep. Clusters of 6 take them in one wave while 80 fit at once; at
+// 79 (474 CTAs), or 20 (120 CTAs, clusters filling 120 of 132 SMs' slots), the cluster would cost a second wave
+// and the workspace sums them.
+TEST(Fp4KernelLayout, DenseClusterOfSixIsPricedByTheClustersResident) {
+  constexpr int kSms = 132;
+  const auto with_six = [&](int clusters) {
+    return choose_a16w4_dense_config(4, 80, 64, spec_with(kSms, [&](int split) { return split == 6 ? clusters : 0; }));
+  };
+  const A16w4Config all = with_six(88);
+  ASSERT_EQ(all.split_k, 6);
+  ASSERT_EQ((80 + all.warps_n - 1) / all.warps_n * all.split_k, 480);
+  EXPECT_TRUE(all.cluster_sum);
+  EXPECT_TRUE(with_six(80).cluster_sum);
+  EXPECT_FALSE(with_six(79).cluster_sum);
+  EXPECT_FALSE(with_six(20).cluster_sum);
+  EXPECT_FALSE(with_six(0).cluster_sum);
+  EXPECT_EQ(describe(with_six(80)), "mma16816_m8n32k128_wk4_stages4_split6_cluster");
+  EXPECT_EQ(describe(with_six(79)), "mma16816_m8n32k128_wk4_stages4_split6");
 }
 
 // cuBLAS docs' 1D block-scaling layout: tiles of 128 rows x 4 K blocks, 512 bytes, K blocks of a row block

@@ -7,6 +7,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include "kernels/cuda/a16w4_blockscale_config.hpp"
 #include "kernels/cuda/a16w4_blockscale_kernel.cuh"
@@ -15,6 +17,7 @@
 #include "kernels/cuda/programmatic_launch.cuh"
 #include "kernels/cuda/a16w4_weights.cuh"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/cuda_device.hpp"
 #include "kernels/cuda/cuda_prepared_gemm.hpp"
 #include "kernels/cuda/fp8_blockscale.hpp"
 #include "kernels/cuda/own_kernel_entries.hpp"
@@ -38,13 +41,16 @@ struct DenseParams {
   int chunks_per_split = 0;
 };
 
-// Grid: x the M tiles (adjacent CTAs share weights in L2 when M is large), y groups of kWarpsN warp tiles,
-// z the K splits.
-template <int kRows, int kWarpsK, a16w4::ScaleCode kScale>
-__global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4Warps) a16w4_dense_kernel(const DenseParams p) {
+// The shared memory of a CTA: the partial tiles of warps kWarpsK > 1 park to be summed, and the warps' rings.
+template <int kWarpsK>
+constexpr int kDenseParkedFloats = kWarpsK > 1 ? (kWarpsK - 1) * (kA16w4Warps / kWarpsK) * 16 * 32 : 1;
+
+// One CTA's work. Grid: x the M tiles (adjacent CTAs share weights in L2 when M is large), y groups of kWarpsN
+// warp tiles, z the K splits: summed in the fp32 workspace, or (kClusterSum) one thread-block cluster summed
+// through its distributed shared memory.
+template <int kRows, int kWarpsK, a16w4::ScaleCode kScale, bool kClusterSum>
+__device__ __forceinline__ void dense_cta(const DenseParams& p, float* parked, a16w4::WarpRing* rings) {
   constexpr int kWarpsN = kA16w4Warps / kWarpsK;
-  __shared__ float parked[kWarpsK > 1 ? (kWarpsK - 1) * kWarpsN * 16 * 32 : 1];
-  __shared__ a16w4::WarpRing rings[kA16w4Warps];
   const int warp = threadIdx.x / 32, wn = warp % kWarpsN, wk = warp / kWarpsN;
   const int64_t warp_tile = int64_t(blockIdx.y) * kWarpsN + wn;
   const bool has_tile = warp_tile < p.layout.warp_tiles;
@@ -74,6 +80,10 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
   ptx::allow_dependent_launch();
   if (has_tile) a16w4::multiply_warp_tile<kScale, kRows == 16>(work, rings[warp], accumulators);
   a16w4::sum_along_k<kWarpsN, kWarpsK>(accumulators, parked);
+  if constexpr (kClusterSum) {
+    if (!a16w4::sum_over_cluster(accumulators, reinterpret_cast<float*>(&rings[warp]), wk == 0 && has_tile))
+      return;
+  }
   if (wk != 0 || !has_tile) return;
   const a16w4::WarpOutput output{p.c,
                                  p.n,
@@ -84,29 +94,105 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
                                  *p.output_scale,
                                  p.partials,
                                  p.arrivals + int64_t(blockIdx.x) * p.layout.warp_tiles + warp_tile,
-                                 int(gridDim.z)};
+                                 kClusterSum ? 1 : int(gridDim.z)};
   a16w4::finish_warp_tile<kRows == 16>(accumulators, output);
 }
 
-A16w4Config choose_dense_config(const GemmShape& shape, int multiprocessors) {
+// The K splits summed in the workspace, and in a cluster: kernels of their own, so that the first is the same
+// machine code as before there was a second.
+template <int kRows, int kWarpsK, a16w4::ScaleCode kScale>
+__global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4Warps) a16w4_dense_kernel(const DenseParams p) {
+  __shared__ float parked[kDenseParkedFloats<kWarpsK>];
+  __shared__ a16w4::WarpRing rings[kA16w4Warps];
+  dense_cta<kRows, kWarpsK, kScale, false>(p, parked, rings);
+}
+
+template <int kRows, int kWarpsK, a16w4::ScaleCode kScale>
+__global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4Warps)
+    a16w4_dense_cluster_kernel(const DenseParams p) {
+  __shared__ float parked[kDenseParkedFloats<kWarpsK>];
+  __shared__ a16w4::WarpRing rings[kA16w4Warps];
+  dense_cta<kRows, kWarpsK, kScale, true>(p, parked, rings);
+}
+
+cudaLaunchAttribute k_splits_cluster(int split) {
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = 1;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = unsigned(split);
+  return cluster;
+}
+
+// launch_kernel (programmatic_launch.cuh) with the K splits of a tile as one cluster.
+void launch_dense_cluster(void (*kernel)(DenseParams), dim3 grid, dim3 block, const DenseParams& params,
+                          bool programmatic, cudaStream_t stream) {
+  cudaLaunchConfig_t launch{};
+  launch.gridDim = grid;
+  launch.blockDim = block;
+  launch.stream = stream;
+  cudaLaunchAttribute attributes[2] = {k_splits_cluster(int(grid.z)), {}};
+  attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attributes[1].val.programmaticStreamSerializationAllowed = 1;
+  launch.attrs = attributes;
+  launch.numAttrs = programmatic ? 2 : 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&launch, kernel, params));
+}
+
+// The fewest clusters of `split` CTAs that any instance of the cluster kernel keeps resident on the current
+// device.
+int fewest_resident_clusters(int split) {
+  int fewest = -1;
+  for (const int rows : {8, 16})
+    for (const int warps_k : {1, 2, 4})
+      for (const ScaleType scale : {ScaleType::e8m0, ScaleType::ue4m3}) {
+        const A16w4Config config{rows, kA16w4Warps / warps_k, warps_k, split, true};
+        dispatch_a16w4(config, scale, [&]<int kRows, int kWarpsK, a16w4::ScaleCode kScale>() {
+          cudaLaunchConfig_t launch{};
+          launch.gridDim = dim3(1, 1, unsigned(split));
+          launch.blockDim = dim3(unsigned(config.threads()));
+          cudaLaunchAttribute cluster = k_splits_cluster(split);
+          launch.attrs = &cluster;
+          launch.numAttrs = 1;
+          int clusters = 0;
+          CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, a16w4_dense_cluster_kernel<kRows, kWarpsK, kScale>,
+                                                    &launch));
+          fewest = fewest < 0 ? clusters : std::min(fewest, clusters);
+        });
+      }
+  return fewest;
+}
+
+A16w4DeviceSpec query_a16w4_spec(int ordinal) {
+  A16w4DeviceSpec spec;
+  spec.multiprocessors = fp8_device_spec(ordinal).multiprocessors;
+  int current = 0;
+  CUDA_CHECK(cudaGetDevice(&current));
+  if (current != ordinal) CUDA_CHECK(cudaSetDevice(ordinal));  // the occupancy queries ask the current device
+  for (int split = 2; split <= kA16w4MostClusterSplits; ++split)
+    spec.clusters_by_split[std::size_t(split)] = fewest_resident_clusters(split);
+  if (current != ordinal) CUDA_CHECK(cudaSetDevice(current));
+  return spec;
+}
+
+A16w4Config choose_dense_config(const GemmShape& shape, const A16w4DeviceSpec& spec) {
   const int rows = shape.m <= 8 ? 8 : 16;
   const A16w4Layout layout = A16w4Layout::of(shape.n, shape.k, 32);
-  return choose_a16w4_config(shape.m, (shape.m + rows - 1) / rows * layout.warp_tiles, layout.chunks,
-                             multiprocessors);
+  return choose_a16w4_dense_config(shape.m, (shape.m + rows - 1) / rows * layout.warp_tiles, layout.chunks, spec);
 }
 
 class A16w4Prepared final : public CudaPreparedGemm {
  public:
   A16w4Prepared(CudaDevice& device, const ReferenceProblem& problem, const A16w4Weights& weights, ScaleType scale)
       : CudaPreparedGemm(device, problem),
-        config_(choose_dense_config(problem.shape, fp8_device_spec(device.ordinal()).multiprocessors)),
+        config_(choose_dense_config(problem.shape, a16w4_device_spec(device.ordinal()))),
         scale_(scale) {
     const GemmShape& s = problem.shape;
     const cudaStream_t stream = device.stream();
     a_ = DeviceBuffer<uint16_t>(std::size_t(s.m * s.k));
     c_ = DeviceBuffer<uint16_t>(std::size_t(s.m * s.n));
     fill_bf16_values(a_.data(), problem.seed_a, synthetic::a_bf16, 1, s.m, s.k, stream);
-    if (config_.split_k > 1) {
+    if (config_.split_k > 1 && !config_.cluster_sum) {
       const int64_t m_tiles = (s.m + config_.rows - 1) / config_.rows;
       partials_ = DeviceBuffer<float>(std::size_t(s.m * s.n));
       arrivals_ = DeviceBuffer<unsigned>(std::size_t(m_tiles * weights.layout.warp_tiles));
@@ -134,8 +220,13 @@ class A16w4Prepared final : public CudaPreparedGemm {
       const dim3 grid(unsigned((params_.m + kRows - 1) / kRows),
                       unsigned((params_.layout.warp_tiles + config_.warps_n - 1) / config_.warps_n),
                       unsigned(config_.split_k));
-      launch_kernel(a16w4_dense_kernel<kRows, kWarpsK, kScale>, grid, dim3(unsigned(config_.threads())), 0, params_,
-                    device_.programmatic_launch(), device_.stream());
+      const dim3 block(unsigned(config_.threads()));
+      if (config_.cluster_sum)
+        launch_dense_cluster(a16w4_dense_cluster_kernel<kRows, kWarpsK, kScale>, grid, block, params_,
+                             device_.programmatic_launch(), device_.stream());
+      else
+        launch_kernel(a16w4_dense_kernel<kRows, kWarpsK, kScale>, grid, block, 0, params_,
+                      device_.programmatic_launch(), device_.stream());
     });
   }
   std::string launch_name() const override {
@@ -189,6 +280,22 @@ std::optional<std::string> a16w4_unsupported_reason(const GemmShape& shape) {
 
 }  // namespace
 
+const A16w4DeviceSpec& a16w4_device_spec(int ordinal) {
+  static std::mutex mutex;
+  static std::map<int, A16w4DeviceSpec> specs;  // nodes never move: references stay valid
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto found = specs.find(ordinal);
+  if (found == specs.end()) found = specs.emplace(ordinal, query_a16w4_spec(ordinal)).first;
+  return found->second;
+}
+
+A16w4DeviceSpec a16w4_current_spec() {
+  if (missing_device_reason()) return A16w4DeviceSpec{fp8_reference_spec().multiprocessors, {}};
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  return a16w4_device_spec(device);
+}
+
 KernelEntry a16w4_blockscale_entry() {
   KernelEntry entry(a16w4_identity(
       "a16w4_blockscale",
@@ -199,11 +306,11 @@ KernelEntry a16w4_blockscale_entry() {
       "weights dequantized to bf16 in the run, then cuBLASLt bf16"));
   entry.unsupported_reason = a16w4_unsupported_reason;
   entry.describe_config = [](const GemmShape& shape) {
-    return describe(choose_dense_config(shape, a16w4_multiprocessors()));
+    return describe(choose_dense_config(shape, a16w4_current_spec()));
   };
   entry.config_for = [](const GemmShape& shape) {
-    const A16w4Config config = choose_dense_config(shape, a16w4_multiprocessors());
-    return KernelConfig{config.rows, config.tile_n(), 1, 1, 1, config.split_k};
+    const A16w4Config config = choose_dense_config(shape, a16w4_current_spec());
+    return KernelConfig{config.rows, config.tile_n(), 1, 1, config.cluster_k(), config.split_k};
   };
   add_a16w4_dequantized_path(entry);
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -32,25 +33,54 @@ constexpr double kA16w4WaveStartCost = 1.0;
 // A split of K costs the workspace reduction (the atomics, the arrival counter, the last CTA's pass: three
 // dependent round trips to L2), about two chunk times.
 constexpr double kA16w4SplitCost = 2.0;
+// The dense kernel can sum up to this many K splits of a tile in a thread-block cluster (the portable cluster
+// size), through distributed shared memory instead of the workspace; more splits go through the workspace.
+constexpr int kA16w4MostClusterSplits = 8;
+
+// What the W4A16 heuristic needs to know about the GPU: its SMs, and how many clusters of `split` CTAs of the
+// dense cluster kernel are resident at once (cudaOccupancyMaxActiveClusters with the kernel's shared memory and
+// block size, the fewest over its instances; a cluster lives in one GPC, so CTA slots a GPC cannot fill with
+// whole clusters stay empty). 0: not known (no GPU) or does not run, and the workspace sums those splits.
+// The same mechanism as Fp8DeviceSpec::clusters_by_split, for this kernel's occupancy.
+struct A16w4DeviceSpec {
+  int multiprocessors = 0;
+  std::array<int, kA16w4MostClusterSplits + 1> clusters_by_split{};
+
+  int64_t fitting_clusters(int64_t split) const {
+    return split >= 2 && split <= kA16w4MostClusterSplits ? clusters_by_split[std::size_t(split)] : 0;
+  }
+};
+
+// The spec of GPU `ordinal` (a16w4_blockscale.cu), queried from the CUDA runtime on first use and kept.
+const A16w4DeviceSpec& a16w4_device_spec(int ordinal);
+// The current GPU's, or without one the reference H100's SMs and no cluster figures (the workspace sums splits).
+A16w4DeviceSpec a16w4_current_spec();
 
 struct A16w4Config {
   int rows = 16;  // M rows a CTA covers: 8 (rows 8..15 of the mma never read) or 16
   int warps_n = kA16w4Warps;
   int warps_k = 1;
   int split_k = 1;
+  bool cluster_sum = false;  // the K splits summed in a thread-block cluster (dense kernel), not the workspace
 
   int tile_n() const { return kA16w4WarpN * warps_n; }
+  int cluster_k() const { return cluster_sum ? split_k : 1; }
   int threads() const { return 32 * kA16w4Warps; }
 };
 
+// CTAs of a W4A16 grid without clusters resident at once (the kernels' launch bounds).
+inline int64_t a16w4_resident_ctas(int multiprocessors) {
+  return int64_t(multiprocessors) * (kA16w4WarpsPerSm / kA16w4Warps);
+}
+
 // The estimated time of `config` on `tiles_mn` warp tiles x `chunks` K chunks, in chunk times at the saturated
-// bandwidth: each wave's warps walk as many chunks as the busiest of them, sharing the bandwidth once more of
-// them run than saturate it.
-inline double a16w4_time(const A16w4Config& config, int64_t tiles_mn, int64_t chunks, int multiprocessors) {
+// bandwidth, with `resident` CTAs at once: each wave's warps walk as many chunks as the busiest of them, sharing
+// the bandwidth once more of them run than saturate it.
+inline double a16w4_time(const A16w4Config& config, int64_t tiles_mn, int64_t chunks, int multiprocessors,
+                         int64_t resident) {
   const int64_t chunks_per_split = (chunks + config.split_k - 1) / config.split_k;
   const int64_t chunks_per_warp = (chunks_per_split + config.warps_k - 1) / config.warps_k;
   const int64_t ctas = (tiles_mn + config.warps_n - 1) / config.warps_n * config.split_k;
-  const int64_t resident = int64_t(multiprocessors) * (kA16w4WarpsPerSm / kA16w4Warps);
   const double saturating = double(multiprocessors) * kA16w4SaturatingWarpsPerSm;
   const auto wave = [&](int64_t wave_ctas) {
     return double(chunks_per_warp) * std::max(double(wave_ctas * kA16w4Warps), saturating) / saturating;
@@ -76,7 +106,8 @@ inline A16w4Config choose_a16w4_config(int64_t m_per_tile_set, int64_t tiles_mn,
       config.warps_k = warps_k;
       config.warps_n = kA16w4Warps / warps_k;
       config.split_k = int(split_k);
-      const double time = a16w4_time(config, tiles_mn, chunks, multiprocessors);
+      const double time =
+          a16w4_time(config, tiles_mn, chunks, multiprocessors, a16w4_resident_ctas(multiprocessors));
       if (best_time < 0.0 || time < best_time) best = config, best_time = time;
     }
   }
@@ -105,10 +136,29 @@ inline bool a16w4_dequantizes(int64_t m, double flops_per_byte) {
   return dequantizing < streaming;
 }
 
+// The dense kernel's configuration: the heuristic's splits, summed in a thread-block cluster where that keeps
+// the grid in as many waves as the workspace's. Only whole clusters are resident, `spec.clusters_by_split` of
+// them, which may be fewer CTAs than a grid without clusters keeps; the cluster is priced in the same wave model
+// with those CTAs resident and the same cost of the sum (the cluster's own is not measured), so its estimate
+// equals the workspace's exactly when the waves do, and is above it when the cluster costs a wave.
+inline A16w4Config choose_a16w4_dense_config(int64_t m_per_tile_set, int64_t tiles_mn, int64_t chunks,
+                                             const A16w4DeviceSpec& spec) {
+  const A16w4Config workspace = choose_a16w4_config(m_per_tile_set, tiles_mn, chunks, spec.multiprocessors);
+  const int64_t clusters = spec.fitting_clusters(workspace.split_k);
+  if (clusters == 0) return workspace;
+  A16w4Config cluster = workspace;
+  cluster.cluster_sum = true;
+  const double cluster_time =
+      a16w4_time(cluster, tiles_mn, chunks, spec.multiprocessors, clusters * workspace.split_k);
+  const double workspace_time =
+      a16w4_time(workspace, tiles_mn, chunks, spec.multiprocessors, a16w4_resident_ctas(spec.multiprocessors));
+  return cluster_time <= workspace_time ? cluster : workspace;
+}
+
 inline std::string describe(const A16w4Config& config) {
   return "mma16816_m" + std::to_string(config.rows) + "n" + std::to_string(config.tile_n()) + "k128_wk" +
          std::to_string(config.warps_k) + "_stages" + std::to_string(kA16w4Stages) + "_split" +
-         std::to_string(config.split_k);
+         std::to_string(config.split_k) + (config.cluster_sum ? "_cluster" : "");
 }
 
 }  // namespace shapescope::kernels::cuda

@@ -6,6 +6,7 @@
 // the M this is for (decode, 1..16 rows) and come through L1, shared by the warps of a CTA that walk the same K.
 #pragma once
 
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -387,6 +388,33 @@ __device__ __forceinline__ void sum_along_k(float (&accumulators)[kA16w4TilesPer
         for (int v = 0; v < 16; ++v) accumulators[v / 4][v % 4] += parked[slot(k_warp, v)];
     }
   }
+}
+
+// Sums the warp tiles of the CTAs of a thread-block cluster (the K splits of one output tile, the same warp of
+// each holding the same warp tile) into rank 0's, through distributed shared memory: every other CTA parks its
+// tiles in `parked` (the warp's own shared memory, free by now), rank 0 reads them. Every thread of every CTA of
+// the cluster calls it (`holds`: the warp holds a tile); returns whether this CTA holds the sums.
+__device__ __forceinline__ bool sum_over_cluster(float (&accumulators)[kA16w4TilesPerWarp][4], float* parked,
+                                                 bool holds) {
+  static_assert(kA16w4TilesPerWarp * 4 == 16, "a warp tile is 16 values a lane");
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  const int lane = threadIdx.x % 32;
+  const unsigned rank = cluster.block_rank();
+  if (holds && rank != 0) {
+#pragma unroll
+    for (int v = 0; v < 16; ++v) parked[v * 32 + lane] = accumulators[v / 4][v % 4];
+  }
+  cluster.sync();  // the parked tiles are visible to the cluster
+  if (holds && rank == 0) {
+    for (unsigned other = 1; other < cluster.num_blocks(); ++other) {
+      const float* remote = cluster.map_shared_rank(parked, other);
+#pragma unroll
+      for (int v = 0; v < 16; ++v) accumulators[v / 4][v % 4] += remote[v * 32 + lane];
+    }
+  }
+  cluster.sync();  // no CTA leaves, freeing its shared memory, before rank 0 has read it
+  return rank == 0;
 }
 
 }  // namespace shapescope::kernels::cuda::a16w4

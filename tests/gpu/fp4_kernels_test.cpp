@@ -1,15 +1,20 @@
 // Our W4A16 kernels (a16w4_blockscale, a16w4_blockscale_grouped) against the float64 reference in every FP4
 // layout they take (MXFP4, NVFP4, e2m1_e8m0_16): Llama-3.3-70B and gpt-oss weight shapes, K with a partial last
 // chunk and partial scale blocks, K off the 16-byte activation loads, N off the warp tiles, M from 1 up past
-// the 16-row passes; split-K outputs after repeated runs and inside a CUDA graph (the workspace must come back
-// to zero); grouped: empty, one-row and tile-edge groups, contiguous at several alignments and masked.
+// the 16-row passes; K split over CTAs summed in a cluster and in the workspace, the clusters resident at once
+// as queried and the choice they make; split-K outputs after repeated
+// runs and inside a CUDA graph (the workspace must come back to zero); grouped: empty, one-row and tile-edge
+// groups, contiguous at several alignments and masked.
 // Outputs poisoned before every run, fresh seeds per check. Each test skips without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/a16w4_blockscale_config.hpp"
 #include "tests/gpu/fp4_kernel_checks.hpp"
 
 namespace shapescope::kernels {
@@ -26,12 +31,30 @@ TEST(Fp4Kernels, DenseMatchesReferenceInEveryFp4Layout) {
                                          {"gpt_oss.gate_up", 5760, 2880, 1}};
   const std::vector<WeightCase> unaligned = {{"partial_block", 200, 336, 1}, {"k_off_8", 72, 100, 1},
                                              {"n_off_tile", 129, 258, 1}, {"one_column", 1, 6, 1}};
+  // Few warp tiles over a long K: 8 splits (the largest cluster) and 16 (past it, through the workspace).
+  const std::vector<WeightCase> split = {{"eight_splits", 64, 4096, 1}, {"sixteen_splits", 256, 8192, 1}};
   for (const BlockFormatId format : kFp4Formats) {
     CheckTally tally;
-    check_fp4_dense(*device, "a16w4_blockscale", format, model, {1, 2, 3, 8, 9, 16, 17, 64}, 0xf4f4000, tally);
-    check_fp4_dense(*device, "a16w4_blockscale", format, unaligned, {1, 5, 8, 15, 16, 33, 130}, 0xf4f4000, tally);
+    std::set<std::string> launches =
+        check_fp4_dense(*device, "a16w4_blockscale", format, model, {1, 2, 3, 8, 9, 16, 17, 64}, 0xf4f4000, tally);
+    launches.merge(
+        check_fp4_dense(*device, "a16w4_blockscale", format, unaligned, {1, 5, 8, 15, 16, 33, 130}, 0xf4f4000, tally));
+    launches.merge(check_fp4_dense(*device, "a16w4_blockscale", format, split, {1, 5, 9, 17}, 0xf4f4000, tally));
     std::printf("  a16w4_blockscale %s: %d checks, worst rel_err %.3e\n", format_name(format).c_str(), tally.checked,
                 tally.worst);
+    // These shapes reach every compiled instance (8 or 16 rows a warp, K over 1, 2 or 4 warps of a CTA), and
+    // at both row counts K split over CTAs summed in a cluster and in the workspace.
+    const auto ran = [&](const std::string& first, const std::string& second) {
+      return std::any_of(launches.begin(), launches.end(), [&](const std::string& name) {
+        return name.find(first) != std::string::npos && name.find(second) != std::string::npos;
+      });
+    };
+    for (const std::string rows : {"_m8n", "_m16n"}) {
+      for (const std::string warps_k : {"_wk1_", "_wk2_", "_wk4_"})
+        EXPECT_TRUE(ran(rows, warps_k)) << format_name(format) << ": no check ran the instance" << rows << "*" << warps_k;
+      EXPECT_TRUE(ran(rows, "_split8_cluster")) << format_name(format) << ": no 8-CTA cluster sum at" << rows;
+      EXPECT_TRUE(ran(rows, "_split16")) << format_name(format) << ": no workspace sum at" << rows;
+    }
   }
 }
 
@@ -58,10 +81,39 @@ TEST(Fp4Kernels, DequantizingPathPastTheCrossoverMatchesReference) {
   EXPECT_NE(session->prepare(2048, 79)->launch_name().find("dequantize_bf16+cublaslt"), std::string::npos);
 }
 
+// Few warp tiles over a long K: 8 splits at M = 4, a grid of few clusters (one wave on any GPU that runs clusters
+// of 8), summed in a cluster; Llama-3.3-70B qkv at TP4 with 13 splits at M = 17, more than a cluster takes, summed
+// in the workspace.
 TEST(Fp4Kernels, SplitKStaysExactOverRepeatedRunsAndGraphs) {
   const auto device = open_device();
   REQUIRE_GPU(device);
-  check_fp4_split_k_repeats(*device, "a16w4_blockscale", 2560, 8192, 4, 0x5911);
+  for (const std::string& name : check_fp4_split_k_repeats(*device, "a16w4_blockscale", 64, 4096, 4, 0x5911))
+    EXPECT_NE(name.find("_cluster"), std::string::npos) << name;
+  for (const std::string& name : check_fp4_split_k_repeats(*device, "a16w4_blockscale", 2560, 8192, 17, 0x5912))
+    EXPECT_EQ(name.find("_cluster"), std::string::npos) << name;
+}
+
+// The clusters of each split resident at once, as queried: whole clusters fit in at most the CTA slots of a grid
+// without clusters (four CTAs an SM), and the dense kernel's launch sums Llama-3.3-70B qkv at TP4, M = 4 (6
+// splits), in a cluster exactly where its heuristic with these figures says so.
+TEST(Fp4Kernels, ClustersResidentAreQueriedAndDecideTheSum) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  const cuda::A16w4DeviceSpec spec = cuda::a16w4_current_spec();
+  std::printf("  a16w4 clusters resident at once on %d SMs, splits 2..%d:", spec.multiprocessors,
+              cuda::kA16w4MostClusterSplits);
+  for (int split = 2; split <= cuda::kA16w4MostClusterSplits; ++split) {
+    std::printf(" %d", spec.clusters_by_split[std::size_t(split)]);
+    EXPECT_GT(spec.clusters_by_split[std::size_t(split)], 0) << "split " << split;
+    EXPECT_LE(int64_t(spec.clusters_by_split[std::size_t(split)]) * split,
+              cuda::a16w4_resident_ctas(spec.multiprocessors))
+        << "split " << split;
+  }
+  std::printf("\n");
+  const cuda::A16w4Config expected = cuda::choose_a16w4_dense_config(4, 80, 64, spec);
+  EXPECT_EQ(expected.split_k, 6);
+  for (const std::string& name : check_fp4_split_k_repeats(*device, "a16w4_blockscale", 2560, 8192, 4, 0x5913))
+    EXPECT_EQ(name.find("_cluster") != std::string::npos, expected.cluster_sum) << name;
 }
 
 TEST(Fp4Kernels, OddKIsRefusedWithOneLine) { check_fp4_odd_k_refused("a16w4_blockscale", "a16w4_blockscale_grouped"); }
