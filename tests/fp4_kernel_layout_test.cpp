@@ -107,10 +107,10 @@ A16w4DeviceSpec spec_with(int multiprocessors, const Clusters& clusters) {
 
 // The dense kernel keeps the heuristic's configuration and sums its K splits in a thread-block cluster exactly
 // when whole clusters keep the grid in as many waves as a grid without clusters (4 CTAs an SM): here each GPC
-// of 16 SMs (64 CTA slots) fits floor(64 / split) clusters, so clusters of 3, 5, 6 and 7 leave slots empty; more
-// than 8 splits, or a split with no figure, go through the workspace. The name and cluster extent say which.
+// of 15 SMs (60 CTA slots) fits floor(60 / split) clusters, so clusters of 8 leave 4 slots empty; splits other
+// than 2, 4 and 8, or a split with no figure, go through the workspace. The name and cluster extent say which.
 TEST(Fp4KernelLayout, DenseSplitsSumInAClusterOnlyWhereItKeepsTheWaves) {
-  constexpr int kGpcs = 8, kSmsPerGpc = 16, kSms = kGpcs * kSmsPerGpc;
+  constexpr int kGpcs = 8, kSmsPerGpc = 15, kSms = kGpcs * kSmsPerGpc;
   const A16w4DeviceSpec spec =
       spec_with(kSms, [](int split) { return kGpcs * (kSmsPerGpc * kA16w4WarpsPerSm / kA16w4Warps / split); });
   const A16w4DeviceSpec unknown{kSms, {}};
@@ -119,7 +119,7 @@ TEST(Fp4KernelLayout, DenseSplitsSumInAClusterOnlyWhereItKeepsTheWaves) {
   std::set<int> clustered, through_workspace;
   int kept_off = 0;
   for (const int64_t m : {1, 16})
-    for (const int64_t warp_tiles : {1, 2, 8, 40, 80, 100, 160, 256, 320, 1792})
+    for (const int64_t warp_tiles : {1, 2, 8, 40, 58, 80, 100, 160, 256, 320, 1792})
       for (const int64_t chunks : {1, 2, 16, 23, 56, 64, 224}) {
         const A16w4Config plain = choose_a16w4_config(m, warp_tiles, chunks, kSms);
         const A16w4Config dense = choose_a16w4_dense_config(m, warp_tiles, chunks, spec);
@@ -131,7 +131,8 @@ TEST(Fp4KernelLayout, DenseSplitsSumInAClusterOnlyWhereItKeepsTheWaves) {
         EXPECT_FALSE(plain.cluster_sum);
         EXPECT_FALSE(choose_a16w4_dense_config(m, warp_tiles, chunks, unknown).cluster_sum) << where;
         const int64_t ctas = (warp_tiles + dense.warps_n - 1) / dense.warps_n * dense.split_k;
-        const bool fits = dense.split_k >= 2 && dense.split_k <= kA16w4MostClusterSplits;
+        const bool fits = dense.split_k >= 2 && dense.split_k <= kA16w4MostClusterSplits &&
+                          std::has_single_bit(uint64_t(dense.split_k));
         const bool same_waves =
             fits && waves(ctas, spec.fitting_clusters(dense.split_k) * dense.split_k) == waves(ctas, resident);
         EXPECT_EQ(dense.cluster_sum, same_waves) << where << ", split " << dense.split_k;
@@ -146,25 +147,28 @@ TEST(Fp4KernelLayout, DenseSplitsSumInAClusterOnlyWhereItKeepsTheWaves) {
                           [](int split_k) { return split_k > kA16w4MostClusterSplits; }));
 }
 
-// Llama-3.3-70B qkv at TP4, M = 4 (80 warp tiles x 64 chunks): the heuristic's 6 splits of one warp tile a CTA,
-// 480 CTAs, one wave of the 528 that 132 SMs keep. Clusters of 6 take them in one wave while 80 fit at once; at
-// 79 (474 CTAs), or 20 (120 CTAs, clusters filling 120 of 132 SMs' slots), the cluster would cost a second wave
-// and the workspace sums them.
-TEST(Fp4KernelLayout, DenseClusterOfSixIsPricedByTheClustersResident) {
+// M = 1 over 40 warp tiles x 64 chunks: the heuristic's 8 splits of one warp tile a CTA, 320 CTAs, one wave of
+// the 528 that 132 SMs keep. Clusters of 8 take them in one wave while 40 fit at once; at 39 (312 CTAs), or 10,
+// the cluster would cost a second wave and the workspace sums them. Six splits (Llama-3.3-70B qkv at TP4, M = 4:
+// 80 warp tiles x 64 chunks, 480 CTAs) always go through the workspace.
+TEST(Fp4KernelLayout, DenseClusterOfEightIsPricedByTheClustersResident) {
   constexpr int kSms = 132;
-  const auto with_six = [&](int clusters) {
-    return choose_a16w4_dense_config(4, 80, 64, spec_with(kSms, [&](int split) { return split == 6 ? clusters : 0; }));
+  const auto with_eight = [&](int clusters) {
+    return choose_a16w4_dense_config(1, 40, 64, spec_with(kSms, [&](int split) { return split == 8 ? clusters : 0; }));
   };
-  const A16w4Config all = with_six(88);
-  ASSERT_EQ(all.split_k, 6);
-  ASSERT_EQ((80 + all.warps_n - 1) / all.warps_n * all.split_k, 480);
+  const A16w4Config all = with_eight(66);
+  ASSERT_EQ(all.split_k, 8);
+  ASSERT_EQ((40 + all.warps_n - 1) / all.warps_n * all.split_k, 320);
   EXPECT_TRUE(all.cluster_sum);
-  EXPECT_TRUE(with_six(80).cluster_sum);
-  EXPECT_FALSE(with_six(79).cluster_sum);
-  EXPECT_FALSE(with_six(20).cluster_sum);
-  EXPECT_FALSE(with_six(0).cluster_sum);
-  EXPECT_EQ(describe(with_six(80)), "mma16816_m8n32k128_wk4_stages4_split6_cluster");
-  EXPECT_EQ(describe(with_six(79)), "mma16816_m8n32k128_wk4_stages4_split6");
+  EXPECT_TRUE(with_eight(40).cluster_sum);
+  EXPECT_FALSE(with_eight(39).cluster_sum);
+  EXPECT_FALSE(with_eight(10).cluster_sum);
+  EXPECT_FALSE(with_eight(0).cluster_sum);
+  EXPECT_EQ(describe(with_eight(40)), "mma16816_m8n32k128_wk4_stages4_split8_cluster");
+  EXPECT_EQ(describe(with_eight(39)), "mma16816_m8n32k128_wk4_stages4_split8");
+  const A16w4Config six = choose_a16w4_dense_config(4, 80, 64, spec_with(kSms, [](int) { return 88; }));
+  ASSERT_EQ(six.split_k, 6);
+  EXPECT_FALSE(six.cluster_sum);
 }
 
 // cuBLAS docs' 1D block-scaling layout: tiles of 128 rows x 4 K blocks, 512 bytes, K blocks of a row block

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <string>
 
@@ -140,12 +141,14 @@ inline bool a16w4_dequantizes(int64_t m, double flops_per_byte) {
 // the grid in as many waves as the workspace's. Only whole clusters are resident, `spec.clusters_by_split` of
 // them, which may be fewer CTAs than a grid without clusters keeps; the cluster is priced in the same wave model
 // with those CTAs resident and the same cost of the sum (the cluster's own is not measured), so its estimate
-// equals the workspace's exactly when the waves do, and is above it when the cluster costs a wave.
+// equals the workspace's exactly when the waves do, and is above it when the cluster costs a wave. Only splits
+// of 2, 4 and 8: on the H100 (2026-11-25, formats_bench) clusters of 2 and 4 ran 1.03-1.22x the workspace's
+// speed, clusters of 3 and 6 0.73-0.95x at the same waves, for a reason this price does not see.
 inline A16w4Config choose_a16w4_dense_config(int64_t m_per_tile_set, int64_t tiles_mn, int64_t chunks,
                                              const A16w4DeviceSpec& spec) {
   const A16w4Config workspace = choose_a16w4_config(m_per_tile_set, tiles_mn, chunks, spec.multiprocessors);
   const int64_t clusters = spec.fitting_clusters(workspace.split_k);
-  if (clusters == 0) return workspace;
+  if (clusters == 0 || !std::has_single_bit(uint64_t(workspace.split_k))) return workspace;
   A16w4Config cluster = workspace;
   cluster.cluster_sum = true;
   const double cluster_time =
