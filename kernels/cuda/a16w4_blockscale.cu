@@ -7,13 +7,12 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 
 #include "kernels/cuda/a16w4_blockscale_config.hpp"
 #include "kernels/cuda/a16w4_blockscale_kernel.cuh"
 #include "kernels/cuda/a16w4_dequantized_gemm.hpp"
 #include "kernels/cuda/a16w4_launch.cuh"
+#include "kernels/cuda/device_spec_cache.hpp"
 #include "kernels/cuda/programmatic_launch.cuh"
 #include "kernels/cuda/a16w4_weights.cuh"
 #include "kernels/cuda/cuda_check.hpp"
@@ -280,14 +279,7 @@ std::optional<std::string> a16w4_unsupported_reason(const GemmShape& shape) {
 
 }  // namespace
 
-const A16w4DeviceSpec& a16w4_device_spec(int ordinal) {
-  static std::mutex mutex;
-  static std::map<int, A16w4DeviceSpec> specs;  // nodes never move: references stay valid
-  const std::lock_guard<std::mutex> lock(mutex);
-  auto found = specs.find(ordinal);
-  if (found == specs.end()) found = specs.emplace(ordinal, query_a16w4_spec(ordinal)).first;
-  return found->second;
-}
+const A16w4DeviceSpec& a16w4_device_spec(int ordinal) { return cached_device_spec(ordinal, &query_a16w4_spec); }
 
 A16w4DeviceSpec a16w4_current_spec() {
   if (missing_device_reason()) return A16w4DeviceSpec{fp8_reference_spec().multiprocessors, {}};

@@ -4,14 +4,13 @@
 #include "kernels/cuda/fp8_blockscale.hpp"
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <stdexcept>
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_prepared_gemm.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/device_operands.cuh"
+#include "kernels/cuda/device_spec_cache.hpp"
 #include "kernels/cuda/fp8_blockscale_kernel.cuh"
 #include "kernels/cuda/fp8_blockscale_launch.cuh"
 #include "kernels/cuda/fp8_blockscale_swapab_launch.hpp"
@@ -260,14 +259,7 @@ std::optional<std::string> fp8_blockscale_unsupported_reason(const GemmShape& sh
   return int32_index_problem({shape.m * shape.n, shape.n * shape.k, shape.m * shape.k});
 }
 
-const Fp8DeviceSpec& fp8_device_spec(int ordinal) {
-  static std::mutex mutex;
-  static std::map<int, Fp8DeviceSpec> specs;  // nodes never move: references stay valid
-  const std::lock_guard<std::mutex> lock(mutex);
-  auto found = specs.find(ordinal);
-  if (found == specs.end()) found = specs.emplace(ordinal, query_device_spec(ordinal)).first;
-  return found->second;
-}
+const Fp8DeviceSpec& fp8_device_spec(int ordinal) { return cached_device_spec(ordinal, &query_device_spec); }
 
 std::optional<Fp8DeviceSpec> current_device_spec() {
   if (missing_device_reason()) return std::nullopt;

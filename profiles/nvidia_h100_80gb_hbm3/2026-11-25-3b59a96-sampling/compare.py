@@ -1,7 +1,7 @@
 import csv,glob,statistics as st,math,sys,collections
 base=sys.argv[1]
 variants=sys.argv[2].split(',')
-rounds=(1,2,3)
+rounds=tuple(range(1, int(sys.argv[3]) + 1)) if len(sys.argv) > 3 else (1, 2, 3)
 def load(d):
     pts={}
     for f in glob.glob(f'{base}/{d}/*.csv'):
