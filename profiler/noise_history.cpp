@@ -1,6 +1,9 @@
 #include "profiler/noise_history.hpp"
 
 #include <algorithm>
+#include <cmath>
+
+#include "profiler/sample_stats.hpp"
 
 namespace shapescope::profiler {
 
@@ -15,15 +18,10 @@ constexpr int kMaxDofPerPoint = 8;
 
 PointNoise point_noise(std::span<const double> samples) {
   PointNoise noise;
-  if (samples.size() < 2) return noise;
-  double mean = 0;
-  for (const double x : samples) mean += x;
-  mean /= double(samples.size());
-  if (!(mean > 0)) return noise;
-  double squares = 0;
-  for (const double x : samples) squares += (x - mean) * (x - mean);
+  const double variance = relative_variance(samples);
+  if (std::isnan(variance)) return noise;
   noise.dof = int(samples.size()) - 1;
-  noise.relative_variance = squares / noise.dof / (mean * mean);
+  noise.relative_variance = variance;
   return noise;
 }
 

@@ -134,6 +134,12 @@ double relative_median_ci95(std::span<const double> samples) {
   return std::max(median - sorted[k - 1], sorted[n - k] - median) / median;
 }
 
+double relative_variance(std::span<const double> samples) {
+  const Moments m = moments(samples);
+  if (samples.size() < 2 || !(m.mean > 0)) return std::numeric_limits<double>::quiet_NaN();
+  return m.stddev * m.stddev / (m.mean * m.mean);
+}
+
 double median_variance_factor(int n) {
   // Exact values for small n (order statistics of the normal; Monte Carlo agrees to 0.5%, sample_stats_test).
   static constexpr double kSmall[] = {1, 1, 1, 1.3501, 1.1930, 1.4362, 1.2868, 1.4760, 1.3391, 1.4990};

@@ -24,6 +24,8 @@ double relative_ci95(std::span<const double> samples);
 // outlier widens it by one rank, not by its distance. Infinity below 6 samples (where no such interval
 // exists) or without a positive median.
 double relative_median_ci95(std::span<const double> samples);
+// The samples' variance (n - 1) over their mean squared; NaN below 2 samples or without a positive mean.
+double relative_variance(std::span<const double> samples);
 // n Var(median of n) / Var(one sample) for normal samples: 1 up to n = 2 (the median is the mean), 1.3501 at
 // 3, 1.1930 at 4, ..., rising to pi/2 (the median's asymptotic efficiency 2/pi); beyond n = 9, pi/2, which
 // bounds it from above.
