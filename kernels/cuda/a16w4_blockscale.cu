@@ -119,9 +119,7 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
 
 // The persistent grid: warp g of run_warps walks units [g U / run_warps, (g + 1) U / run_warps) of the U
 // (tile, chunk) units (a16w4::WarpRun), its pieces of tiles that other warps share summed in the workspace (the
-// last to arrive, counting chunks, writes the tile), its whole tiles stored straight. A run's first piece only
-// adds its sums when it ends; its arrival (a fence, which would wait for the ring's copies in flight) comes
-// at the end of the run.
+// last to arrive, counting chunks, writes the tile), its whole tiles stored straight.
 template <int kRows, a16w4::ScaleCode kScale>
 __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4Warps)
     a16w4_dense_run_kernel(const DenseParams p) {
@@ -139,8 +137,6 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
   ptx::wait_for_previous_grid();
   ptx::allow_dependent_launch();
   const float output_scale = *p.output_scale;
-  a16w4::WarpOutput waiting{};  // the first piece, added, not yet arrived
-  bool piece_waits = false;
   a16w4::multiply_warp_run<kScale, kRows == 16>(
       work, run, rings[warp],
       [&](const float (&accumulators)[kA16w4TilesPerWarp][4], int tile, int first, int end) {
@@ -157,18 +153,8 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
                                        p.arrivals + int64_t(m_tile) * p.layout.warp_tiles + warp_tile,
                                        whole ? 1 : chunks,
                                        end - first};
-        if (whole || end == run.last) {
-          a16w4::finish_warp_tile<kRows == 16>(accumulators, output);
-        } else {
-          a16w4::finish_warp_tile<kRows == 16, a16w4::WorkspaceStep::add>(accumulators, output);
-          waiting = output;
-          piece_waits = true;
-        }
+        a16w4::finish_warp_tile<kRows == 16>(accumulators, output);
       });
-  if (piece_waits) {
-    const float unused[kA16w4TilesPerWarp][4] = {};
-    a16w4::finish_warp_tile<kRows == 16, a16w4::WorkspaceStep::arrive>(unused, waiting);
-  }
 }
 
 cudaLaunchAttribute k_splits_cluster(int split) {

@@ -375,14 +375,8 @@ __device__ __forceinline__ bool last_to_arrive(const WarpOutput& o) {
   return true;
 }
 
-// What a finish of a split tile does with the workspace: add the warp's sums and arrive (the usual), only add
-// them (a warp run's first piece, whose arrival and its fence wait for the end of the run so that the ring keeps
-// streaming), or only arrive (at that end).
-enum class WorkspaceStep { add_and_arrive, add, arrive };
-
 // The eight-row product (multiply_chunk's operands traded) element by element: consecutive columns of an output
 // row sit in different lanes.
-template <WorkspaceStep kStep>
 __device__ __forceinline__ void finish_traded_warp_tile(const float (&accumulators)[kA16w4TilesPerWarp][4],
                                                         const WarpOutput& o) {
   static_assert(kA16w4TilesPerWarp % 2 == 0, "the traded operands take the n8 tiles in pairs");
@@ -403,9 +397,8 @@ __device__ __forceinline__ void finish_traded_warp_tile(const float (&accumulato
     each_value([&](float value, int64_t at) { store(at, value); });
     return;
   }
-  if constexpr (kStep != WorkspaceStep::arrive)
-    each_value([&](float value, int64_t at) { atomicAdd(o.partials + at, value); });
-  if (kStep == WorkspaceStep::add || !last_to_arrive(o)) return;
+  each_value([&](float value, int64_t at) { atomicAdd(o.partials + at, value); });
+  if (!last_to_arrive(o)) return;
   each_value([&](float, int64_t at) {
     store(at, __ldcg(o.partials + at));
     __stcg(o.partials + at, 0.0f);
@@ -413,10 +406,10 @@ __device__ __forceinline__ void finish_traded_warp_tile(const float (&accumulato
   if (lane == 0) *o.arrivals = 0;
 }
 
-template <bool kTwoRowGroups, WorkspaceStep kStep = WorkspaceStep::add_and_arrive>
+template <bool kTwoRowGroups>
 __device__ __forceinline__ void finish_warp_tile(const float (&accumulators)[kA16w4TilesPerWarp][4], const WarpOutput& o) {
   if constexpr (!kTwoRowGroups) {
-    finish_traded_warp_tile<kStep>(accumulators, o);
+    finish_traded_warp_tile(accumulators, o);
     return;
   }
   const int lane = threadIdx.x % 32, group = lane / 4, quad = lane % 4;
@@ -437,17 +430,15 @@ __device__ __forceinline__ void finish_warp_tile(const float (&accumulators)[kA1
     });
     return;
   }
-  if constexpr (kStep != WorkspaceStep::arrive) {
-    each_pair([&](int t, int half, int64_t at, bool pair_fits) {
-      if (pair_fits && aligned) {
-        atomicAdd(reinterpret_cast<float2*>(o.partials + at), make_float2(accumulators[t][2 * half], accumulators[t][2 * half + 1]));
-      } else {
-        atomicAdd(o.partials + at, accumulators[t][2 * half]);
-        if (pair_fits) atomicAdd(o.partials + at + 1, accumulators[t][2 * half + 1]);
-      }
-    });
-  }
-  if (kStep == WorkspaceStep::add || !last_to_arrive(o)) return;
+  each_pair([&](int t, int half, int64_t at, bool pair_fits) {
+    if (pair_fits && aligned) {
+      atomicAdd(reinterpret_cast<float2*>(o.partials + at), make_float2(accumulators[t][2 * half], accumulators[t][2 * half + 1]));
+    } else {
+      atomicAdd(o.partials + at, accumulators[t][2 * half]);
+      if (pair_fits) atomicAdd(o.partials + at + 1, accumulators[t][2 * half + 1]);
+    }
+  });
+  if (!last_to_arrive(o)) return;
   each_pair([&](int, int, int64_t at, bool pair_fits) {
     const float v0 = __ldcg(o.partials + at), v1 = pair_fits ? __ldcg(o.partials + at + 1) : 0.0f;
     store_bf16_pair(o.c + at, v0 * o.scale, v1 * o.scale, pair_fits, aligned);
