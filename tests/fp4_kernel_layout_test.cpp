@@ -173,9 +173,10 @@ TEST(Fp4KernelLayout, DenseClusterOfEightIsPricedByTheClustersResident) {
 
 // The persistent grid: every resident warp (or one a unit) walks an even share of the units, priced as its
 // longest run, one ring start and one exposed workspace sum unless every run is whole tiles. Llama-3.3-70B
-// gate_up at TP1 (1792 warp tiles x 64 chunks: 54.3 units a warp, 55 the longest) takes it against the other
-// grid's 64 chunks a warp; down at TP1 (256 x 224: 27.2 units a warp against 28) prices the same and keeps the
-// cluster sum; over two tiles of rows, or forced off, it is never taken; forced on, always.
+// gate_up at TP1 (1792 warp tiles x 64 chunks: 54.3 units a warp, 55 the longest; the other grid 3584 CTAs in
+// 7 waves) takes it; gate_up at TP2 (896 x 64) prices lower too but the other grid runs in one wave of 448 CTAs,
+// and keeps it; down at TP1 (256 x 224: 27.2 units a warp against 28) prices the same and keeps the cluster
+// sum; over two tiles of rows, or forced off, it is never taken; forced on, always.
 TEST(Fp4KernelLayout, PersistentGridTakesEvenRunsWhereTheyPriceLower) {
   constexpr int kSms = 132;
   const int64_t warps = a16w4_resident_ctas(kSms) * kA16w4Warps;
@@ -195,6 +196,12 @@ TEST(Fp4KernelLayout, PersistentGridTakesEvenRunsWhereTheyPriceLower) {
   EXPECT_EQ(choose_a16w4_dense_config(16, 1792, 64, spec).rows, 16);
   EXPECT_GT(choose_a16w4_dense_config(16, 1792, 64, spec).run_warps, 0);
   EXPECT_EQ(choose_a16w4_dense_config(17, 2 * 1792, 64, spec).run_warps, 0);
+  const A16w4Config gate_up_tp2 = choose_a16w4_dense_config(1, 896, 64, spec);
+  EXPECT_LT(a16w4_run_time(896 * 64, 64, kSms),
+            a16w4_time(gate_up_tp2, 896, 64, kSms, a16w4_resident_ctas(kSms)));
+  EXPECT_EQ(gate_up_tp2.run_warps, 0);
+  EXPECT_LE((896 + gate_up_tp2.warps_n - 1) / gate_up_tp2.warps_n * gate_up_tp2.split_k, a16w4_resident_ctas(kSms));
+  EXPECT_EQ(choose_a16w4_dense_config(1, 896, 64, spec, true).run_warps, warps);
   EXPECT_EQ(choose_a16w4_dense_config(1, 1792, 64, spec, false).run_warps, 0);
   const A16w4Config down = choose_a16w4_dense_config(1, 256, 224, spec);
   EXPECT_EQ(down.run_warps, 0);

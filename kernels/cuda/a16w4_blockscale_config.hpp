@@ -164,24 +164,28 @@ inline bool a16w4_dequantizes(int64_t m, double flops_per_byte) {
 // equals the workspace's exactly when the waves do, and is above it when the cluster costs a wave. Only splits
 // of 2, 4 and 8: on the H100 (2026-11-25, formats_bench) clusters of 2 and 4 ran 1.03-1.22x the workspace's
 // speed, clusters of 3 and 6 0.73-0.95x at the same waves, for a reason this price does not see.
-//   The persistent grid replaces both where its estimate is lower (a16w4_run_time) and the rows fit one tile
-// (over several, each M tile would stream the weights again from DRAM, where neighbouring CTAs of the other grid
-// share them in L2), or as `runs` forces: true always, false never.
+//   The persistent grid replaces both where that grid takes more than one wave, its own estimate is lower
+// (a16w4_run_time) and the rows fit one tile (over several, each M tile would stream the weights again from
+// DRAM, where neighbouring CTAs of the other grid share them in L2), or as `runs` forces: true always, false
+// never. In one wave the runs' pieces cost more than their even share saves (H100, 2026-11-25: Llama-3.3-70B
+// gate_up TP1, 6.8 waves, 1.08-1.11x at M 1..8; gate_up TP2 and qkv TP1, one wave, 0.89-0.98x; forced at every
+// one-wave shape, 0.55-0.97x).
 inline A16w4Config choose_a16w4_dense_config(int64_t m_per_tile_set, int64_t tiles_mn, int64_t chunks,
                                              const A16w4DeviceSpec& spec, std::optional<bool> runs = std::nullopt) {
   const A16w4Config workspace = choose_a16w4_config(m_per_tile_set, tiles_mn, chunks, spec.multiprocessors);
   A16w4Config best = workspace;
-  double best_time =
-      a16w4_time(workspace, tiles_mn, chunks, spec.multiprocessors, a16w4_resident_ctas(spec.multiprocessors));
+  int64_t best_resident = a16w4_resident_ctas(spec.multiprocessors);
+  double best_time = a16w4_time(workspace, tiles_mn, chunks, spec.multiprocessors, best_resident);
   const int64_t clusters = spec.fitting_clusters(workspace.split_k);
   if (clusters > 0 && std::has_single_bit(uint64_t(workspace.split_k))) {
     A16w4Config cluster = workspace;
     cluster.cluster_sum = true;
     const double cluster_time =
         a16w4_time(cluster, tiles_mn, chunks, spec.multiprocessors, clusters * workspace.split_k);
-    if (cluster_time <= best_time) best = cluster, best_time = cluster_time;
+    if (cluster_time <= best_time) best = cluster, best_time = cluster_time, best_resident = clusters * cluster.split_k;
   }
-  if (runs.value_or(m_per_tile_set <= 16 &&
+  const int64_t ctas = (tiles_mn + best.warps_n - 1) / best.warps_n * best.split_k;
+  if (runs.value_or(m_per_tile_set <= 16 && ctas > best_resident &&
                     a16w4_run_time(tiles_mn * chunks, chunks, spec.multiprocessors) < best_time)) {
     A16w4Config run;
     run.rows = workspace.rows;
