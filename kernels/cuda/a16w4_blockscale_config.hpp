@@ -169,7 +169,7 @@ inline bool a16w4_dequantizes(int64_t m, double flops_per_byte) {
 // DRAM, where neighbouring CTAs of the other grid share them in L2), or as `runs` forces: true always, false
 // never. In one wave the runs' pieces cost more than their even share saves (H100, 2026-11-25: Llama-3.3-70B
 // gate_up TP1, 6.8 waves, 1.08-1.11x at M 1..8; gate_up TP2 and qkv TP1, one wave, 0.89-0.98x; forced at every
-// one-wave shape, 0.55-0.97x).
+// one-wave shape 0.55-1.03x, 0.94x over the target set).
 inline A16w4Config choose_a16w4_dense_config(int64_t m_per_tile_set, int64_t tiles_mn, int64_t chunks,
                                              const A16w4DeviceSpec& spec, std::optional<bool> runs = std::nullopt) {
   const A16w4Config workspace = choose_a16w4_config(m_per_tile_set, tiles_mn, chunks, spec.multiprocessors);
