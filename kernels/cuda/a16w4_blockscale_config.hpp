@@ -122,7 +122,7 @@ inline A16w4Config choose_a16w4_config(int64_t m_per_tile_set, int64_t tiles_mn,
 // The estimated time of the persistent grid (A16w4Config::run_warps) over `units` (tile, chunk) units of tiles
 // of `chunks` units, in the same chunk times: the longest run, one ring start, and the workspace sum unless
 // every run is whole tiles (a run's pieces before its last are summed while its ring stays full: one sum is
-// exposed). `warps`: the resident warps, or one a unit when there are fewer.
+// exposed). Its warps (a16w4_run_warps): the resident ones, or one a unit when there are fewer.
 inline int64_t a16w4_run_warps(int64_t units, int multiprocessors) {
   return std::min<int64_t>(units, a16w4_resident_ctas(multiprocessors) * kA16w4Warps);
 }
