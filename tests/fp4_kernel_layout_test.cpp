@@ -122,14 +122,14 @@ TEST(Fp4KernelLayout, DenseSplitsSumInAClusterOnlyWhereItKeepsTheWaves) {
     for (const int64_t warp_tiles : {1, 2, 8, 40, 58, 80, 100, 160, 256, 320, 1792})
       for (const int64_t chunks : {1, 2, 16, 23, 56, 64, 224}) {
         const A16w4Config plain = choose_a16w4_config(m, warp_tiles, chunks, kSms);
-        const A16w4Config dense = choose_a16w4_dense_config(m, warp_tiles, chunks, spec);
+        const A16w4Config dense = choose_a16w4_dense_config(m, warp_tiles, chunks, spec, false);
         const std::string where = std::to_string(warp_tiles) + " warp tiles, " + std::to_string(chunks) + " chunks";
         EXPECT_EQ(dense.rows, plain.rows);
         EXPECT_EQ(dense.warps_k, plain.warps_k);
         EXPECT_EQ(dense.warps_n, plain.warps_n);
         EXPECT_EQ(dense.split_k, plain.split_k);
         EXPECT_FALSE(plain.cluster_sum);
-        EXPECT_FALSE(choose_a16w4_dense_config(m, warp_tiles, chunks, unknown).cluster_sum) << where;
+        EXPECT_FALSE(choose_a16w4_dense_config(m, warp_tiles, chunks, unknown, false).cluster_sum) << where;
         const int64_t ctas = (warp_tiles + dense.warps_n - 1) / dense.warps_n * dense.split_k;
         const bool fits = dense.split_k >= 2 && dense.split_k <= kA16w4MostClusterSplits &&
                           std::has_single_bit(uint64_t(dense.split_k));
@@ -169,6 +169,45 @@ TEST(Fp4KernelLayout, DenseClusterOfEightIsPricedByTheClustersResident) {
   const A16w4Config six = choose_a16w4_dense_config(4, 80, 64, spec_with(kSms, [](int) { return 88; }));
   ASSERT_EQ(six.split_k, 6);
   EXPECT_FALSE(six.cluster_sum);
+}
+
+// The persistent grid: every resident warp (or one a unit) walks an even share of the units, priced as its
+// longest run, one ring start and one exposed workspace sum unless every run is whole tiles. Llama-3.3-70B
+// gate_up at TP1 (1792 warp tiles x 64 chunks: 54.3 units a warp, 55 the longest; the other grid 3584 CTAs in
+// 7 waves) takes it; gate_up at TP2 (896 x 64) prices lower too but the other grid runs in one wave of 448 CTAs,
+// and keeps it; down at TP1 (256 x 224: 27.2 units a warp against 28) prices the same and keeps the cluster
+// sum; over two tiles of rows, or forced off, it is never taken; forced on, always.
+TEST(Fp4KernelLayout, PersistentGridTakesEvenRunsWhereTheyPriceLower) {
+  constexpr int kSms = 132;
+  const int64_t warps = a16w4_resident_ctas(kSms) * kA16w4Warps;
+  EXPECT_EQ(a16w4_run_warps(1792 * 64, kSms), warps);
+  EXPECT_EQ(a16w4_run_warps(21, kSms), 21);
+  EXPECT_DOUBLE_EQ(a16w4_run_time(1792 * 64, 64, kSms), 55.0 + kA16w4WaveStartCost + kA16w4SplitCost);
+  EXPECT_DOUBLE_EQ(a16w4_run_time(warps * 2, 1, kSms), 2.0 + kA16w4WaveStartCost);  // two whole tiles a warp
+  EXPECT_DOUBLE_EQ(a16w4_run_time(21, 3, kSms), 1.0 + kA16w4WaveStartCost + kA16w4SplitCost);
+  const A16w4DeviceSpec spec = spec_with(kSms, [](int split) { return 528 / split; });
+  const A16w4Config gate_up = choose_a16w4_dense_config(1, 1792, 64, spec);
+  EXPECT_EQ(gate_up.run_warps, warps);
+  EXPECT_EQ(gate_up.rows, 8);
+  EXPECT_EQ(gate_up.tile_n(), kA16w4WarpN);
+  EXPECT_EQ(describe(gate_up), "mma16816_m8n32k128_stages4_runs" + std::to_string(warps));
+  EXPECT_LT(a16w4_run_time(1792 * 64, 64, kSms),
+            a16w4_time(choose_a16w4_config(1, 1792, 64, kSms), 1792, 64, kSms, a16w4_resident_ctas(kSms)));
+  EXPECT_EQ(choose_a16w4_dense_config(16, 1792, 64, spec).rows, 16);
+  EXPECT_GT(choose_a16w4_dense_config(16, 1792, 64, spec).run_warps, 0);
+  EXPECT_EQ(choose_a16w4_dense_config(17, 2 * 1792, 64, spec).run_warps, 0);
+  const A16w4Config gate_up_tp2 = choose_a16w4_dense_config(1, 896, 64, spec);
+  EXPECT_LT(a16w4_run_time(896 * 64, 64, kSms),
+            a16w4_time(gate_up_tp2, 896, 64, kSms, a16w4_resident_ctas(kSms)));
+  EXPECT_EQ(gate_up_tp2.run_warps, 0);
+  EXPECT_LE((896 + gate_up_tp2.warps_n - 1) / gate_up_tp2.warps_n * gate_up_tp2.split_k, a16w4_resident_ctas(kSms));
+  EXPECT_EQ(choose_a16w4_dense_config(1, 896, 64, spec, true).run_warps, warps);
+  EXPECT_EQ(choose_a16w4_dense_config(1, 1792, 64, spec, false).run_warps, 0);
+  const A16w4Config down = choose_a16w4_dense_config(1, 256, 224, spec);
+  EXPECT_EQ(down.run_warps, 0);
+  EXPECT_TRUE(down.cluster_sum);
+  EXPECT_EQ(choose_a16w4_dense_config(1, 256, 224, spec, true).run_warps, warps);
+  EXPECT_EQ(choose_a16w4_dense_config(1, 7, 3, spec, true).run_warps, 21);
 }
 
 // cuBLAS docs' 1D block-scaling layout: tiles of 128 rows x 4 K blocks, 512 bytes, K blocks of a row block

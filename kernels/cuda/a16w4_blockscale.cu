@@ -7,6 +7,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 
 #include "kernels/cuda/a16w4_blockscale_config.hpp"
 #include "kernels/cuda/a16w4_blockscale_kernel.cuh"
@@ -38,6 +40,7 @@ struct DenseParams {
   A16w4Layout layout;
   int m = 0, n = 0, k = 0;
   int chunks_per_split = 0;
+  int run_warps = 0;  // the persistent grid's warps (A16w4Config::run_warps)
 };
 
 // The shared memory of a CTA: the partial tiles of warps kWarpsK > 1 park to be summed, and the warps' rings.
@@ -114,6 +117,46 @@ __global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4War
   dense_cta<kRows, kWarpsK, kScale, true>(p, parked, rings);
 }
 
+// The persistent grid: warp g of run_warps walks units [g U / run_warps, (g + 1) U / run_warps) of the U
+// (tile, chunk) units (a16w4::WarpRun), its pieces of tiles that other warps share summed in the workspace (the
+// last to arrive, counting chunks, writes the tile), its whole tiles stored straight.
+template <int kRows, a16w4::ScaleCode kScale>
+__global__ void __launch_bounds__(32 * kA16w4Warps, kA16w4WarpsPerSm / kA16w4Warps)
+    a16w4_dense_run_kernel(const DenseParams p) {
+  __shared__ a16w4::WarpRing rings[kA16w4Warps];
+  const int warp = threadIdx.x / 32;
+  const int64_t g = int64_t(blockIdx.x) * kA16w4Warps + warp;
+  const int chunks = int(p.layout.chunks), tile_units = int(p.layout.warp_tiles) * chunks;
+  const int64_t units = int64_t((p.m + kRows - 1) / kRows) * tile_units;
+  const a16w4::WarpRun run{int(g * units / p.run_warps), int(std::min<int64_t>(g + 1, p.run_warps) * units / p.run_warps),
+                           chunks, tile_units, kRows};
+  const a16w4::WarpWork work{p.a, p.k, p.m, p.k, p.k % 8 == 0, p.weights, p.scales,
+                             int64_t(kA16w4TilesPerWarp) * 8 * p.layout.scale_words_per_row,
+                             p.layout.scale_words_per_row, 0, run.first, run.last, 1};
+  a16w4::start_warp_run(work, run, rings[warp]);  // weights only: before the previous grid ends (PDL)
+  ptx::wait_for_previous_grid();
+  ptx::allow_dependent_launch();
+  const float output_scale = *p.output_scale;
+  a16w4::multiply_warp_run<kScale, kRows == 16>(
+      work, run, rings[warp],
+      [&](const float (&accumulators)[kA16w4TilesPerWarp][4], int tile, int first, int end) {
+        const int m_tile = tile / int(p.layout.warp_tiles), warp_tile = tile % int(p.layout.warp_tiles);
+        const bool whole = end - first == chunks;
+        const a16w4::WarpOutput output{p.c,
+                                       p.n,
+                                       p.m,
+                                       p.n,
+                                       m_tile * kRows,
+                                       warp_tile * kA16w4WarpN,
+                                       output_scale,
+                                       p.partials,
+                                       p.arrivals + int64_t(m_tile) * p.layout.warp_tiles + warp_tile,
+                                       whole ? 1 : chunks,
+                                       end - first};
+        a16w4::finish_warp_tile<kRows == 16>(accumulators, output);
+      });
+}
+
 cudaLaunchAttribute k_splits_cluster(int split) {
   cudaLaunchAttribute cluster{};
   cluster.id = cudaLaunchAttributeClusterDimension;
@@ -174,10 +217,19 @@ A16w4DeviceSpec query_a16w4_spec(int ordinal) {
   return spec;
 }
 
+// SHAPESCOPE_A16W4_RUNS=1 takes the persistent grid at every shape, =0 never: the knob of a calibration run and
+// of the tests, unset in normal runs.
+std::optional<bool> forced_runs() {
+  const char* value = std::getenv("SHAPESCOPE_A16W4_RUNS");
+  if (!value || !*value) return std::nullopt;
+  return std::atoi(value) != 0;
+}
+
 A16w4Config choose_dense_config(const GemmShape& shape, const A16w4DeviceSpec& spec) {
   const int rows = shape.m <= 8 ? 8 : 16;
   const A16w4Layout layout = A16w4Layout::of(shape.n, shape.k, 32);
-  return choose_a16w4_dense_config(shape.m, (shape.m + rows - 1) / rows * layout.warp_tiles, layout.chunks, spec);
+  return choose_a16w4_dense_config(shape.m, (shape.m + rows - 1) / rows * layout.warp_tiles, layout.chunks, spec,
+                                   forced_runs());
 }
 
 class A16w4Prepared final : public CudaPreparedGemm {
@@ -191,7 +243,7 @@ class A16w4Prepared final : public CudaPreparedGemm {
     a_ = DeviceBuffer<uint16_t>(std::size_t(s.m * s.k));
     c_ = DeviceBuffer<uint16_t>(std::size_t(s.m * s.n));
     fill_bf16_values(a_.data(), problem.seed_a, synthetic::a_bf16, 1, s.m, s.k, stream);
-    if (config_.split_k > 1 && !config_.cluster_sum) {
+    if ((config_.split_k > 1 && !config_.cluster_sum) || config_.run_warps > 0) {
       const int64_t m_tiles = (s.m + config_.rows - 1) / config_.rows;
       partials_ = DeviceBuffer<float>(std::size_t(s.m * s.n));
       arrivals_ = DeviceBuffer<unsigned>(std::size_t(m_tiles * weights.layout.warp_tiles));
@@ -210,7 +262,8 @@ class A16w4Prepared final : public CudaPreparedGemm {
                           int(s.m),
                           int(s.n),
                           int(s.k),
-                          int((weights.layout.chunks + config_.split_k - 1) / config_.split_k)};
+                          int((weights.layout.chunks + config_.split_k - 1) / config_.split_k),
+                          int(config_.run_warps)};
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
@@ -220,7 +273,11 @@ class A16w4Prepared final : public CudaPreparedGemm {
                       unsigned((params_.layout.warp_tiles + config_.warps_n - 1) / config_.warps_n),
                       unsigned(config_.split_k));
       const dim3 block(unsigned(config_.threads()));
-      if (config_.cluster_sum)
+      if (config_.run_warps > 0)
+        launch_kernel(a16w4_dense_run_kernel<kRows, kScale>,
+                      dim3(unsigned((config_.run_warps + kA16w4Warps - 1) / kA16w4Warps)), block, 0, params_,
+                      device_.programmatic_launch(), device_.stream());
+      else if (config_.cluster_sum)
         launch_dense_cluster(a16w4_dense_cluster_kernel<kRows, kWarpsK, kScale>, grid, block, params_,
                              device_.programmatic_launch(), device_.stream());
       else

@@ -16,6 +16,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "kernels/cuda/a16w4_layout.hpp"
@@ -63,8 +64,11 @@ struct A16w4Config {
   int warps_k = 1;
   int split_k = 1;
   bool cluster_sum = false;  // the K splits summed in a thread-block cluster (dense kernel), not the workspace
+  // Dense kernel, persistent grid: this many warps each walk an even run of the (tile, chunk) units, their
+  // pieces of tiles summed in the workspace; 0: each CTA covers one group of tiles (the fields above).
+  int64_t run_warps = 0;
 
-  int tile_n() const { return kA16w4WarpN * warps_n; }
+  int tile_n() const { return run_warps > 0 ? kA16w4WarpN : kA16w4WarpN * warps_n; }
   int cluster_k() const { return cluster_sum ? split_k : 1; }
   int threads() const { return 32 * kA16w4Warps; }
 };
@@ -115,6 +119,22 @@ inline A16w4Config choose_a16w4_config(int64_t m_per_tile_set, int64_t tiles_mn,
   return best;
 }
 
+// The estimated time of the persistent grid (A16w4Config::run_warps) over `units` (tile, chunk) units of tiles
+// of `chunks` units, in the same chunk times: the longest run, one ring start, and the workspace sum unless
+// every run is whole tiles (a run's pieces before its last are summed while its ring stays full: one sum is
+// exposed). Its warps (a16w4_run_warps): the resident ones, or one a unit when there are fewer.
+inline int64_t a16w4_run_warps(int64_t units, int multiprocessors) {
+  return std::min<int64_t>(units, a16w4_resident_ctas(multiprocessors) * kA16w4Warps);
+}
+inline double a16w4_run_time(int64_t units, int64_t chunks, int multiprocessors) {
+  const int64_t warps = a16w4_run_warps(units, multiprocessors);
+  const int64_t longest = (units + warps - 1) / warps;
+  const double saturating = double(multiprocessors) * kA16w4SaturatingWarpsPerSm;
+  const bool whole_tiles = units % warps == 0 && longest % chunks == 0;
+  return double(longest) * std::max(double(warps), saturating) / saturating + kA16w4WaveStartCost +
+         (whole_tiles ? 0.0 : kA16w4SplitCost);
+}
+
 // Past decode the streaming kernel stops being the fast way to run a dense FP4 layer: each 16-row tile of M
 // streams all the weights again and its mma.sync loop runs at ~12% of the bf16 peak, where cuBLASLt's bf16 GEMM
 // runs near 70%. The dense kernel then dequantizes the weights to bf16 inside the run and hands them to
@@ -144,21 +164,41 @@ inline bool a16w4_dequantizes(int64_t m, double flops_per_byte) {
 // equals the workspace's exactly when the waves do, and is above it when the cluster costs a wave. Only splits
 // of 2, 4 and 8: on the H100 (2026-11-25, formats_bench) clusters of 2 and 4 ran 1.03-1.22x the workspace's
 // speed, clusters of 3 and 6 0.73-0.95x at the same waves, for a reason this price does not see.
+//   The persistent grid replaces both where that grid takes more than one wave, its own estimate is lower
+// (a16w4_run_time) and the rows fit one tile (over several, each M tile would stream the weights again from
+// DRAM, where neighbouring CTAs of the other grid share them in L2), or as `runs` forces: true always, false
+// never. In one wave the runs' pieces cost more than their even share saves (H100, 2026-11-25: Llama-3.3-70B
+// gate_up TP1, 6.8 waves, 1.08-1.11x at M 1..8; gate_up TP2 and qkv TP1, one wave, 0.89-0.98x; forced at every
+// one-wave shape 0.55-1.03x, 0.94x over the target set).
 inline A16w4Config choose_a16w4_dense_config(int64_t m_per_tile_set, int64_t tiles_mn, int64_t chunks,
-                                             const A16w4DeviceSpec& spec) {
+                                             const A16w4DeviceSpec& spec, std::optional<bool> runs = std::nullopt) {
   const A16w4Config workspace = choose_a16w4_config(m_per_tile_set, tiles_mn, chunks, spec.multiprocessors);
+  A16w4Config best = workspace;
+  int64_t best_resident = a16w4_resident_ctas(spec.multiprocessors);
+  double best_time = a16w4_time(workspace, tiles_mn, chunks, spec.multiprocessors, best_resident);
   const int64_t clusters = spec.fitting_clusters(workspace.split_k);
-  if (clusters == 0 || !std::has_single_bit(uint64_t(workspace.split_k))) return workspace;
-  A16w4Config cluster = workspace;
-  cluster.cluster_sum = true;
-  const double cluster_time =
-      a16w4_time(cluster, tiles_mn, chunks, spec.multiprocessors, clusters * workspace.split_k);
-  const double workspace_time =
-      a16w4_time(workspace, tiles_mn, chunks, spec.multiprocessors, a16w4_resident_ctas(spec.multiprocessors));
-  return cluster_time <= workspace_time ? cluster : workspace;
+  if (clusters > 0 && std::has_single_bit(uint64_t(workspace.split_k))) {
+    A16w4Config cluster = workspace;
+    cluster.cluster_sum = true;
+    const double cluster_time =
+        a16w4_time(cluster, tiles_mn, chunks, spec.multiprocessors, clusters * workspace.split_k);
+    if (cluster_time <= best_time) best = cluster, best_time = cluster_time, best_resident = clusters * cluster.split_k;
+  }
+  const int64_t ctas = (tiles_mn + best.warps_n - 1) / best.warps_n * best.split_k;
+  if (runs.value_or(m_per_tile_set <= 16 && ctas > best_resident &&
+                    a16w4_run_time(tiles_mn * chunks, chunks, spec.multiprocessors) < best_time)) {
+    A16w4Config run;
+    run.rows = workspace.rows;
+    run.run_warps = a16w4_run_warps(tiles_mn * chunks, spec.multiprocessors);
+    return run;
+  }
+  return best;
 }
 
 inline std::string describe(const A16w4Config& config) {
+  if (config.run_warps > 0)
+    return "mma16816_m" + std::to_string(config.rows) + "n" + std::to_string(kA16w4WarpN) + "k128_stages" +
+           std::to_string(kA16w4Stages) + "_runs" + std::to_string(config.run_warps);
   return "mma16816_m" + std::to_string(config.rows) + "n" + std::to_string(config.tile_n()) + "k128_wk" +
          std::to_string(config.warps_k) + "_stages" + std::to_string(kA16w4Stages) + "_split" +
          std::to_string(config.split_k) + (config.cluster_sum ? "_cluster" : "");

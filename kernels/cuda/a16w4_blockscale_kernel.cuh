@@ -261,6 +261,83 @@ __device__ __forceinline__ void multiply_warp_tile(const WarpWork& w, WarpRing& 
   ptx::wait_async_copies<0>();  // nothing left in flight into the ring
 }
 
+// A persistent warp's run: units [first, last) of the whole product in the order of the packed weights, unit u
+// being chunk u % chunks of warp tile (u / chunks) % warp_tiles at M tile u / tile_units (a16w4_layout.hpp lays
+// a warp tile's chunks one after the other, so unit u of an M tile is chunk u of WarpWork::weights of tile 0).
+// The ring runs on across tile boundaries: the first DRAM round trip is paid once a run, not once a tile.
+struct WarpRun {
+  int first, last;
+  int chunks;      // K chunks, the units of one warp tile
+  int tile_units;  // warp tiles x chunks, the units of one M tile
+  int rows;        // M rows a tile (8 or 16)
+
+  __device__ __forceinline__ int chunk(int unit) const { return unit % chunks; }
+  __device__ __forceinline__ int m0(int unit) const { return unit / tile_units * rows; }
+};
+
+// Puts the run's first kA16w4Stages - 1 units in flight, as start_warp_tile does for a warp tile.
+__device__ __forceinline__ void start_warp_run(const WarpWork& w, const WarpRun& run, WarpRing& ring) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int s = 0; s < kA16w4Stages - 1; ++s) {
+    const int unit = run.first + s;
+    if (unit < run.last) fetch_chunk(w, unit % run.tile_units, lane, ring, s);
+    ptx::commit_async_copies();
+  }
+}
+
+// The run's units multiplied as multiply_warp_tile does (after start_warp_run); at the last unit of each tile,
+// or of the run, finish(accumulators, tile, first unit, end unit) takes the tile's piece (tile counted over
+// the M tiles: unit / chunks) while the ring keeps the next units in flight, and the accumulators start again
+// from zero. `w` gives A, K and the tile-0 weights; its m0 and chunk range are the run's.
+template <ScaleCode kScale, bool kTwoRowGroups, class Finish>
+__device__ __forceinline__ void multiply_warp_run(WarpWork w, const WarpRun& run, WarpRing& ring,
+                                                  const Finish& finish) {
+  const int lane = threadIdx.x % 32;
+  float accumulators[kA16w4TilesPerWarp][4] = {};
+  constexpr bool kActivationsAhead = !kTwoRowGroups;  // as in multiply_warp_tile
+  ChunkActivations<kTwoRowGroups> activations;
+  if constexpr (kActivationsAhead) {
+    w.m0 = run.m0(run.first);
+    load_activations(w, run.chunk(run.first), lane, activations);
+  }
+  int stage = 0, piece_first = run.first;
+  for (int unit = run.first; unit < run.last; ++unit) {
+    const int chunk = run.chunk(unit);
+    w.m0 = run.m0(unit);
+    if constexpr (!kActivationsAhead) load_activations(w, chunk, lane, activations);
+    ptx::wait_async_copies<kA16w4Stages - 2>();
+    ChunkWeights current;
+#pragma unroll
+    for (int t = 0; t < kA16w4TilesPerWarp; ++t) {
+      current.weights[t] = ring.weights[stage][t][lane];
+      current.scales[t] = ring.scales[stage][t][lane];
+    }
+    const int ahead = unit + kA16w4Stages - 1;
+    const int free_stage = stage == 0 ? kA16w4Stages - 1 : stage - 1;
+    if (ahead < run.last) fetch_chunk(w, ahead % run.tile_units, lane, ring, free_stage);
+    ptx::commit_async_copies();
+    ChunkActivations<kTwoRowGroups> next;
+    if constexpr (kActivationsAhead) {
+      WarpWork following = w;
+      following.m0 = run.m0(unit + 1);
+      load_activations(following, run.chunk(unit + 1), lane, next);
+    }
+    multiply_chunk<kScale>(current, activations, accumulators);
+    if constexpr (kActivationsAhead) activations = next;
+    stage = stage == kA16w4Stages - 1 ? 0 : stage + 1;
+    if (chunk == run.chunks - 1 || unit + 1 == run.last) {
+      finish(accumulators, unit / run.chunks, piece_first, unit + 1);
+#pragma unroll
+      for (int t = 0; t < kA16w4TilesPerWarp; ++t)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) accumulators[t][e] = 0.0f;
+      piece_first = unit + 1;
+    }
+  }
+  ptx::wait_async_copies<0>();
+}
+
 // Where a warp tile's product goes: straight to the bf16 output when K is not split, else added into the fp32
 // workspace (zero between runs), the last of `splits` CTAs to arrive at the tile writing the bf16 output and
 // leaving the workspace and its counter at zero again.
@@ -272,7 +349,8 @@ struct WarpOutput {
   float scale;      // the product's scale (a16w4_layout.hpp): 2^offset times any per-tensor scale
   float* partials;  // [m][ldc] fp32, when splits > 1
   unsigned* arrivals;
-  int splits;
+  int splits;            // arrivals that complete the tile: K splits, or K chunks for a warp run's pieces
+  int arrival_share = 1;  // this warp's arrivals: 1 a split, the chunks it summed for a warp run's piece
 };
 
 __device__ __forceinline__ void store_bf16_pair(uint16_t* out, float v0, float v1, bool pair_fits, bool aligned) {
@@ -290,9 +368,9 @@ __device__ __forceinline__ bool last_to_arrive(const WarpOutput& o) {
   __threadfence();
   __syncwarp();
   unsigned arrived = 0;
-  if (threadIdx.x % 32 == 0) arrived = atomicAdd(o.arrivals, 1u);
+  if (threadIdx.x % 32 == 0) arrived = atomicAdd(o.arrivals, unsigned(o.arrival_share));
   arrived = __shfl_sync(0xFFFFFFFFu, arrived, 0);
-  if (arrived != unsigned(o.splits - 1)) return false;
+  if (arrived != unsigned(o.splits - o.arrival_share)) return false;
   __threadfence();
   return true;
 }

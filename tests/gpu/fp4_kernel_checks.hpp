@@ -80,7 +80,9 @@ inline std::set<std::string> check_fp4_split_k_repeats(Device& device, const std
     const auto gemm = session->prepare(m, seed + 1 + uint64_t(programmatic));
     const std::string name = gemm->launch_name();
     launches.insert(name);
-    EXPECT_GT(k_splits_of(name), 1) << name << ": this shape should split K";
+    if (name.find("_runs") == std::string::npos) {  // a persistent grid's pieces of tiles are summed alike
+      EXPECT_GT(k_splits_of(name), 1) << name << ": this shape should split K";
+    }
     for (int repeat = 0; repeat < 3; ++repeat)
       EXPECT_TRUE(gemm->check().passed(kExpectedError)) << name << " repeat " << repeat;
     EXPECT_GT(device.capture(std::vector<PreparedGemm*>(16, gemm.get()))->replay_us(), 0.0);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
@@ -114,6 +115,35 @@ TEST(Fp4Kernels, ClustersResidentAreQueriedAndDecideTheSum) {
   EXPECT_EQ(expected.split_k, 6);
   for (const std::string& name : check_fp4_split_k_repeats(*device, "a16w4_blockscale", 2560, 8192, 4, 0x5913))
     EXPECT_EQ(name.find("_cluster") != std::string::npos, expected.cluster_sum) << name;
+}
+
+// The persistent grid (SHAPESCOPE_A16W4_RUNS=1 forces it at shapes its estimate leaves to the CTA-a-tile grid):
+// runs of one unit that cut every tile into pieces summed in the workspace (Llama-3.3-70B o at TP4, gpt-oss
+// gate_up, K with partial chunks and blocks, N off the warp tiles), runs of several whole tiles of one chunk
+// (135168 x 128) and runs that straddle tiles of two chunks, the last partial (96000 x 200); M over one, two
+// and three tiles of rows; then repeated runs and graphs with and without PDL (the workspace back at zero).
+TEST(Fp4Kernels, PersistentWarpRunsMatchReferenceInEveryFp4Layout) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  struct ForcedRuns {
+    ForcedRuns() { setenv("SHAPESCOPE_A16W4_RUNS", "1", 1); }
+    ~ForcedRuns() { unsetenv("SHAPESCOPE_A16W4_RUNS"); }
+  } forced;
+  const std::vector<WeightCase> shapes = {{"llama70b.o.tp4", 8192, 2048, 1},   {"gpt_oss.gate_up", 5760, 2880, 1},
+                                          {"partial_block", 200, 336, 1},      {"k_off_8", 72, 100, 1},
+                                          {"n_off_tile", 129, 258, 1},         {"one_column", 1, 6, 1},
+                                          {"whole_tiles", 135168, 128, 1},     {"straddling", 96000, 200, 1}};
+  for (const BlockFormatId format : kFp4Formats) {
+    CheckTally tally;
+    const std::set<std::string> launches =
+        check_fp4_dense(*device, "a16w4_blockscale", format, shapes, {1, 5, 8, 9, 16, 17, 33}, 0xf4f5000, tally);
+    std::printf("  a16w4_blockscale persistent %s: %d checks, worst rel_err %.3e\n", format_name(format).c_str(),
+                tally.checked, tally.worst);
+    for (const std::string& name : launches) EXPECT_NE(name.find("_runs"), std::string::npos) << name;
+  }
+  for (const int64_t m : {1, 17})
+    for (const std::string& name : check_fp4_split_k_repeats(*device, "a16w4_blockscale", 96000, 200, m, 0x5914))
+      EXPECT_NE(name.find("_runs"), std::string::npos) << name;
 }
 
 TEST(Fp4Kernels, OddKIsRefusedWithOneLine) { check_fp4_odd_k_refused("a16w4_blockscale", "a16w4_blockscale_grouped"); }
