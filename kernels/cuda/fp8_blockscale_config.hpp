@@ -355,53 +355,49 @@ inline Fp8BlockscaleConfig with_split_over(Fp8BlockscaleConfig config, int64_t k
   config.ctas = int(std::min<int64_t>(tiles, spec.fitting_clusters(config.split_k)) * config.split_k);
   config.dp_tiles = 0;
   config.tail_kblocks = 0;
-  return config;
-}
-
-// Split-K over the last wave for an unclustered tile: `waves` whole waves of tiles over
-// every SM, then each remaining tile in `splits` K ranges (as many as equal ranges of whole
-// K blocks give), one per CTA. nullopt where no tile remains, a range would hold all of K,
-// or the ranges do not fit on the SMs at once.
-inline std::optional<Fp8BlockscaleConfig> with_tail_split_over(Fp8BlockscaleConfig config, int64_t kblocks,
-                                                               int64_t tiles, int64_t waves, int64_t splits,
-                                                               const Fp8DeviceSpec& spec) {
-  const int64_t sms = spec.fitting_clusters(1);
-  const int64_t tail_tiles = tiles - waves * sms;
-  if (config.cluster_split() || !fp8_tail_split_compiled(config.row_groups) || sms < 1 || waves < 0 ||
-      tail_tiles < 1 || splits < 2)
-    return std::nullopt;
-  const int64_t range = (kblocks + splits - 1) / splits;
-  const int64_t ranges = (kblocks + range - 1) / range;
-  if (ranges < 2 || tail_tiles * ranges > sms) return std::nullopt;
-  config.kblocks_per_split = int(kblocks);
-  config.dp_tiles = int(waves * sms);
-  config.tail_kblocks = int(range);
   config.stream_k = false;
-  config.ctas = int(waves > 0 ? sms : tail_tiles * ranges);
   return config;
 }
 
-// Stream-K over the tail for an unclustered tile: `waves` whole waves of tiles over every SM,
-// then the remaining tiles' K blocks end to end in runs of `run_kblocks`, one per CTA, cut at
-// any K block (over a whole wave and a partial one a run is more than a tile: it may end one
-// tile, hold the next and start a third). nullopt where no tile remains, the runs cut no tile,
-// a run would hold two tiles or more, or the runs do not fit on the SMs at once.
-inline std::optional<Fp8BlockscaleConfig> with_stream_k_over(Fp8BlockscaleConfig config, int64_t kblocks,
-                                                             int64_t tiles, int64_t waves, int64_t run_kblocks,
-                                                             const Fp8DeviceSpec& spec) {
+// The runs of K blocks of an unclustered tile after `waves` whole waves of tiles over every SM,
+// one per CTA (stream_k: laid over the tail tiles end to end; else aligned ranges of each tile).
+// nullopt where the tile does not run them, no tile remains or the runs do not fit on the SMs at once.
+inline std::optional<Fp8BlockscaleConfig> with_tail_runs(Fp8BlockscaleConfig config, int64_t kblocks, int64_t tiles,
+                                                         int64_t waves, int64_t run_kblocks, bool stream_k,
+                                                         const Fp8DeviceSpec& spec) {
   const int64_t sms = spec.fitting_clusters(1);
-  const int64_t tail_tiles = tiles - waves * sms;
   if (config.cluster_split() || !fp8_tail_split_compiled(config.row_groups) || sms < 1 || waves < 0 ||
-      tail_tiles < 1 || run_kblocks < 1 || run_kblocks == kblocks || run_kblocks >= 2 * kblocks)
+      tiles - waves * sms < 1 || run_kblocks < 1)
     return std::nullopt;
-  const int64_t runs = (tail_tiles * kblocks + run_kblocks - 1) / run_kblocks;
-  if (runs > sms) return std::nullopt;
   config.kblocks_per_split = int(kblocks);
   config.dp_tiles = int(waves * sms);
   config.tail_kblocks = int(run_kblocks);
-  config.stream_k = true;
+  config.stream_k = stream_k;
+  const int64_t runs = config.tail_runs(kblocks, tiles).runs();
+  if (runs > sms) return std::nullopt;
   config.ctas = int(waves > 0 ? sms : runs);
   return config;
+}
+
+// Split-K over the last wave: each tile past `waves` whole waves in `splits` K ranges (as many
+// as equal ranges of whole K blocks give). nullopt also where a range would hold all of K.
+inline std::optional<Fp8BlockscaleConfig> with_tail_split_over(Fp8BlockscaleConfig config, int64_t kblocks,
+                                                               int64_t tiles, int64_t waves, int64_t splits,
+                                                               const Fp8DeviceSpec& spec) {
+  if (splits < 2) return std::nullopt;
+  const int64_t range = (kblocks + splits - 1) / splits;
+  if ((kblocks + range - 1) / range < 2) return std::nullopt;
+  return with_tail_runs(config, kblocks, tiles, waves, range, false, spec);
+}
+
+// Stream-K over the tail: runs of `run_kblocks` cut at any K block (over a whole wave and a partial
+// one a run is more than a tile: it may end one tile, hold the next and start a third). nullopt
+// also where the runs cut no tile or a run would hold two tiles or more.
+inline std::optional<Fp8BlockscaleConfig> with_stream_k_over(Fp8BlockscaleConfig config, int64_t kblocks,
+                                                             int64_t tiles, int64_t waves, int64_t run_kblocks,
+                                                             const Fp8DeviceSpec& spec) {
+  if (run_kblocks == kblocks || run_kblocks >= 2 * kblocks) return std::nullopt;
+  return with_tail_runs(config, kblocks, tiles, waves, run_kblocks, true, spec);
 }
 
 inline Fp8BlockscaleConfig with_split(Fp8BlockscaleConfig config, const GemmShape& shape, int64_t split,
