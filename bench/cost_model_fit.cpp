@@ -54,12 +54,12 @@ struct ShapePoints {
 
 bool same_config(const Fp8BlockscaleConfig& a, const Fp8BlockscaleConfig& b) {
   return a.row_groups == b.row_groups && a.k_groups == b.k_groups && a.block_n == b.block_n && a.split_k == b.split_k &&
-         a.tail_kblocks == b.tail_kblocks && a.dp_tiles == b.dp_tiles;
+         a.tail_kblocks == b.tail_kblocks && a.dp_tiles == b.dp_tiles && a.stream_k == b.stream_k;
 }
 
 std::string tile_name(const Fp8BlockscaleConfig& c) {
   return fmt::format("{}x{}{}{}", c.block_m(), c.block_n, c.split_k > 1 ? fmt::format(" s{}", c.split_k) : "",
-                     c.tail_split() ? fmt::format(" tail{}", c.tail_kblocks) : "");
+                     c.tail_split() ? fmt::format(" {}{}", c.stream_k ? "streamk" : "tail", c.tail_kblocks) : "");
 }
 
 // Profiles named on the command line, or found below a named folder: the kernel's CSVs by the

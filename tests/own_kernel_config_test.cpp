@@ -91,16 +91,19 @@ TEST(Fp8BlockscaleConfig, GridIsResidentWholeClustersAndSplitsOnlyAnUnfilledGrid
         EXPECT_LE(config.ctas, spec.multiprocessors);
         EXPECT_EQ(config.ctas % config.split_k, 0);
         EXPECT_LE(config.ctas / config.split_k, spec.fitting_clusters(config.split_k)) << "clusters resident at once";
-        if (config.tail_split()) {  // whole waves over every SM, then one K range per CTA
+        if (config.tail_split()) {  // whole waves over every SM, then one run of K blocks per CTA
           const int64_t kblocks = ceil_div(w.k, 128);
           const int64_t ranges = config.ctas_per_tile(kblocks);
-          const int64_t ranged = (tiles - config.dp_tiles) * ranges;
+          const int64_t ranged = config.tail_runs(kblocks, tiles).runs();
           EXPECT_EQ(config.split_k, 1);
           EXPECT_EQ(config.dp_tiles % spec.multiprocessors, 0);
           EXPECT_LT(config.dp_tiles, tiles);
           EXPECT_GE(ranges, 2);
-          EXPECT_LT((ranges - 1) * config.tail_kblocks, kblocks) << "the last range has work";
-          EXPECT_LE(ranged, spec.multiprocessors) << "every range resident at once";
+          if (!config.stream_k) {
+            EXPECT_LT((ranges - 1) * config.tail_kblocks, kblocks) << "the last range has work";
+            EXPECT_EQ(ranged, (tiles - config.dp_tiles) * ranges);
+          }
+          EXPECT_LE(ranged, spec.multiprocessors) << "every run resident at once";
           EXPECT_EQ(config.ctas, config.dp_tiles > 0 ? spec.multiprocessors : ranged);
         } else {
           EXPECT_LE(config.ctas, tiles * config.split_k);
@@ -211,7 +214,9 @@ TEST(Fp8BlockscaleConfig, SplitsAndTilesWhereMeasurementsSaidTheyPay) {
   EXPECT_EQ(config_at(128, 4608, 7168).split_k, 1);
   EXPECT_EQ(config_at(300, 2112, 7168).block_m(), 64);
   // DeepSeek-V3 TP1 gate_up at M=128 (lead's H100 sweep): 128 x 128 ran 20% slower than 64-row units.
-  EXPECT_EQ(config_at(128, 36864, 7168).block_m(), 64);
+  // Stream-K runs over every SM may take it instead (one tile per B column: no B read twice).
+  const Fp8BlockscaleConfig gate_up = config_at(128, 36864, 7168);
+  EXPECT_TRUE(gate_up.block_m() == 64 || gate_up.stream_k) << describe(gate_up);
 }
 
 // The choice is the model's envelope along M: a larger M never switches to a configuration
@@ -238,6 +243,116 @@ TEST(Fp8BlockscaleConfig, LargerMNeverSwitchesToAConfigurationModelledSlower) {
       previous = chosen;
     }
   }
+}
+
+// Every layout of the tail runs, aligned ranges and stream-K (runs shorter than a tile, and up to
+// two tiles long): every K block of every tail tile is in exactly one piece of one run, a run's
+// pieces are consecutive, only its first piece continues a tile (it contributes at most once), a
+// piece that starts a tile and does not end it is its run's last (a finisher waits only after its
+// own work), and first_run/last_run name the runs holding a tile's first and last K block.
+TEST(Fp8TailRuns, EveryKBlockOfEveryTileIsInOneRunAndFinishersWaitLast) {
+  int layouts = 0;
+  for (const int kblocks : {1, 2, 3, 7, 16, 56, 96}) {
+    for (const int tiles : {1, 2, 5, 68, 131}) {
+      for (int run = 1; run < 2 * kblocks; ++run) {
+        for (const bool stream_k : {false, true}) {
+          if (!stream_k && run > kblocks) continue;
+          const int ranges = (kblocks + run - 1) / run;
+          const Fp8TailRuns runs{tiles, kblocks, stream_k ? kblocks : ranges * run, run};
+          if (runs.runs() > 4 * 132) continue;
+          SCOPED_TRACE("kblocks " + std::to_string(kblocks) + " tiles " + std::to_string(tiles) + " run " +
+                       std::to_string(run) + (stream_k ? " stream-K" : " aligned"));
+          std::vector<int> covered(std::size_t(tiles) * kblocks, 0);
+          std::vector<int> first(std::size_t(tiles), -1), last(std::size_t(tiles), -1), cut_into(std::size_t(tiles), 0);
+          for (int r = 0; r < runs.runs(); ++r) {
+            Fp8TailRuns::Piece piece{};
+            int pieces = 0, previous_tile = -1;
+            for (int j = 0; runs.piece(r, j, piece); ++j, ++pieces) {
+              ASSERT_GE(piece.tile, 0);
+              ASSERT_LT(piece.tile, tiles);
+              ASSERT_GE(piece.kb_count, 1);
+              ASSERT_LE(piece.kb_begin + piece.kb_count, kblocks);
+              if (previous_tile >= 0) {
+                EXPECT_EQ(piece.tile, previous_tile + 1);
+              }
+              previous_tile = piece.tile;
+              if (j > 0) {
+                EXPECT_EQ(piece.kb_begin, 0) << "only a run's first piece continues a tile";
+              }
+              for (int kb = piece.kb_begin; kb < piece.kb_begin + piece.kb_count; ++kb)
+                ++covered[std::size_t(piece.tile) * kblocks + kb];
+              if (piece.kb_begin == 0) first[std::size_t(piece.tile)] = r;
+              if (piece.kb_begin + piece.kb_count == kblocks) last[std::size_t(piece.tile)] = r;
+              ++cut_into[std::size_t(piece.tile)];
+              Fp8TailRuns::Piece after{};
+              if (piece.kb_begin == 0 && piece.kb_count < kblocks) {
+                EXPECT_FALSE(runs.piece(r, j + 1, after)) << "a finisher's piece is its run's last";
+              }
+            }
+            EXPECT_GE(pieces, 1) << "run " << r << " holds work";
+          }
+          Fp8TailRuns::Piece past{};
+          EXPECT_FALSE(runs.piece(runs.runs(), 0, past)) << "no run past the last";
+          for (int c : covered) ASSERT_EQ(c, 1);
+          for (int t = 0; t < tiles; ++t) {
+            EXPECT_EQ(runs.first_run(t), first[std::size_t(t)]);
+            EXPECT_EQ(runs.last_run(t), last[std::size_t(t)]);
+            EXPECT_EQ(cut_into[std::size_t(t)], runs.last_run(t) - runs.first_run(t) + 1);
+            EXPECT_LE(cut_into[std::size_t(t)], runs.most_runs_per_tile());
+          }
+          ++layouts;
+        }
+      }
+    }
+  }
+  EXPECT_GT(layouts, 1000);
+}
+
+// Stream-K only where the model prices it lower. Its runs' K blocks cost stream_k_kblock_factor
+// more than whole tiles' (measured), so it is rare: on the wide shapes where a partial wave leaves
+// most SMs idle; without that factor the model would take it on deep-K small-N shapes too. Never
+// where the tail's B columns exceed half of the L2 (N=7168 K=12288 at small M: every column in the
+// tail; measured 2.1x slower there), whatever the factor.
+TEST(Fp8BlockscaleConfig, StreamKWhereTheModelPricesItLowerAndTheTailsWeightsStayInL2) {
+  const GridCostModel model;
+  GridCostModel unpenalized;
+  unpenalized.stream_k_kblock_factor = 1.0;
+  int chosen = 0, chosen_unpenalized = 0;
+  for (const WeightCase& w : std::vector<WeightCase>{{1280, 8192}, {18432, 7168}, {36864, 7168}}) {
+    for (int64_t m = 16; m <= 4096; m += 16) {
+      const GemmShape shape{m, w.n, w.k, 1};
+      const Fp8BlockscaleConfig config = choose_fp8_blockscale_config(shape, kH100);
+      if (choose_fp8_blockscale_config(shape, kH100, unpenalized).stream_k) ++chosen_unpenalized;
+      if (!config.stream_k) continue;
+      ++chosen;
+      SCOPED_TRACE(trace(kH100, shape, config));
+      const GridCostModel::Work work = GridCostModel::dense_work(shape, config);
+      const Fp8BlockscaleConfig whole_tiles = with_split(Fp8BlockscaleConfig{config.row_groups, config.k_groups,
+                                                                             config.block_n},
+                                                         shape, 1, kH100);
+      EXPECT_LT(model.microseconds(work, config, 1, kH100),
+                model.microseconds(shape, whole_tiles, 1, kH100) * (1.0 - kFp8SplitTieBand));
+    }
+  }
+  EXPECT_GT(chosen, 0);
+  EXPECT_GT(chosen_unpenalized, chosen);
+  const GemmShape wide{144, 7168, 12288, 1};
+  const Fp8BlockscaleConfig tile{2, 1, 128};
+  const GridCostModel::Work work = GridCostModel::dense_work(wide, tile);
+  const auto forced = with_stream_k_over(tile, work.kblocks, work.tiles, 0, (work.tiles * work.kblocks + 131) / 132, kH100);
+  ASSERT_TRUE(forced.has_value());
+  EXPECT_GT(unpenalized.microseconds(work, *forced, 1, kH100),
+            unpenalized.microseconds(wide, with_split(tile, wide, 1, kH100), 1, kH100) * 1.5)
+      << "B read once per tile from HBM";
+  for (int64_t m = 16; m <= 512; m += 16) {
+    EXPECT_FALSE(choose_fp8_blockscale_config(GemmShape{m, 7168, 12288, 1}, kH100, unpenalized).stream_k) << "M=" << m;
+  }
+  // Runs that cut no tile, hold two tiles or do not fit are not stream-K.
+  EXPECT_FALSE(with_stream_k_over(tile, 16, 68, 0, 16, kH100).has_value());
+  EXPECT_FALSE(with_stream_k_over(tile, 16, 68, 0, 32, kH100).has_value());
+  EXPECT_FALSE(with_stream_k_over(tile, 16, 68, 0, 8, kH100).has_value());  // 136 runs on 132 SMs
+  EXPECT_TRUE(with_stream_k_over(tile, 16, 68, 0, 9, kH100).has_value());
+  EXPECT_FALSE(with_stream_k_over(Fp8BlockscaleConfig{3, 1, 128}, 16, 68, 0, 9, kH100).has_value());
 }
 
 // Where the tiles leave the last wave short, the choice keeps the SMs busy: a modelled time
@@ -330,6 +445,14 @@ TEST(Fp8BlockscaleConfig, ConfigurationNamesReadBack) {
   EXPECT_EQ(describe(*read), describe(tail));
   EXPECT_EQ(read->tail_kblocks, 22);
   EXPECT_EQ(read->dp_tiles, 132);
+  EXPECT_FALSE(read->stream_k);
+  const Fp8BlockscaleConfig stream_k = with_stream_k_over(Fp8BlockscaleConfig{2, 1, 128}, 16, 68, 0, 9, kH100).value();
+  const std::optional<Fp8BlockscaleConfig> read_stream_k = parse_fp8_config_name("fp8_blockscale/" + describe(stream_k));
+  ASSERT_TRUE(read_stream_k.has_value()) << describe(stream_k);
+  EXPECT_EQ(describe(*read_stream_k), describe(stream_k));
+  EXPECT_NE(describe(stream_k).find("_tailk9_dp0_streamk"), std::string::npos) << describe(stream_k);
+  EXPECT_TRUE(read_stream_k->stream_k);
+  EXPECT_EQ(stream_k.ctas, 121);  // 68 tiles x 16 K blocks in runs of 9
   EXPECT_FALSE(parse_fp8_config_name("cublasLt algo=66 tile=128x128").has_value());
   EXPECT_FALSE(parse_fp8_config_name("ws_m96n128k128_kgroups1_s4_splitk1_grid132").has_value());  // not 64-row groups
   EXPECT_FALSE(parse_fp8_config_name("ws_m128n128k64_kgroups1_s4_splitk1_grid132").has_value());  // another K block

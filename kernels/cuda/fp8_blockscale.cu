@@ -131,8 +131,7 @@ class Fp8BlockscalePrepared final : public CudaPreparedGemm {
       tail_arrivals_ = DeviceBuffer<int>(std::size_t(config_.ctas));
       CUDA_CHECK(cudaMemsetAsync(tail_arrivals_.data(), 0, tail_arrivals_.bytes(), stream));
       params_.dp_tiles = config_.dp_tiles;
-      params_.tail_kblocks = config_.tail_kblocks;
-      params_.tail_splits = config_.ctas_per_tile(kblocks);
+      params_.runs = config_.tail_runs(kblocks, GridCostModel::dense_work(s, config_).tiles);
       params_.tail_partials = tail_partials_.data();
       params_.tail_arrivals = tail_arrivals_.data();
     }
@@ -290,7 +289,8 @@ KernelEntry fp8_blockscale_entry() {
     if (const auto swap_ab = choose_fp8_swapab_config(shape, spec)) return kernel_config(*swap_ab);
     const Fp8BlockscaleConfig config = choose_fp8_blockscale_config(shape, spec);
     // Split-K runs as a cluster of split_k CTAs along K that reduce one tile on chip; over the
-    // last wave as K ranges of CTAs outside any cluster, reduced through global memory.
+    // last wave as K runs of CTAs outside any cluster, reduced through global memory (split_k:
+    // the most runs of one tile).
     const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
     return KernelConfig{config.block_m(), config.block_n, 1, 1, config.split_k, config.ctas_per_tile(kblocks)};
   };

@@ -9,8 +9,9 @@
 // and split a small cost model of the grid prefers. Where the tiles leave the last wave
 // short of the SMs, the model may prefer splitting that wave's tiles along K across CTAs
 // outside any cluster (fp8_blockscale_kernel.cuh): the whole waves run as tiles, the rest
-// as equal K ranges reduced through global memory. Everything device-dependent comes from
-// an Fp8DeviceSpec (fp8_blockscale_device_spec.hpp).
+// as runs of K blocks reduced through global memory, either equal K ranges of each tile or
+// stream-K runs laid over the tiles end to end (fp8_tail_runs.hpp). Everything
+// device-dependent comes from an Fp8DeviceSpec (fp8_blockscale_device_spec.hpp).
 #pragma once
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 
 #include "common/user_error.hpp"
 #include "kernels/cuda/fp8_blockscale_device_spec.hpp"
+#include "kernels/cuda/fp8_tail_runs.hpp"
 #include "kernels/kernel.hpp"
 
 namespace shapescope::kernels::cuda {
@@ -65,9 +67,11 @@ struct Fp8BlockscaleConfig {
   int kblocks_per_split = 1;  // 128-wide K blocks each of those CTAs reduces
   int ctas = 1;               // persistent grid: at most one CTA per SM, whole clusters
   // Split-K over the last wave (unclustered only; tail_kblocks 0: off): tiles [0, dp_tiles)
-  // run whole, the others in K ranges of tail_kblocks, one per CTA.
+  // run whole, the others in runs of tail_kblocks K blocks, one per CTA: K ranges of one tile,
+  // or (stream_k) runs laid over the tail tiles end to end.
   int dp_tiles = 0;
   int tail_kblocks = 0;
+  bool stream_k = false;
   // Each CTA's first unit fits in the ring and its B tiles load before the previous grid ends
   // (programmatic dependent launch; DenseWeightsAheadSchedule).
   bool weights_ahead = false;
@@ -75,9 +79,15 @@ struct Fp8BlockscaleConfig {
   int block_m() const { return row_groups * 64; }
   bool cluster_split() const { return split_k > 1; }
   bool tail_split() const { return tail_kblocks > 0; }
-  // The CTAs that reduce one output tile along K: the cluster, or the K ranges of a tail tile.
+  // The runs of the tail tiles (tiles: all of the GEMM's).
+  Fp8TailRuns tail_runs(int64_t kblocks, int64_t tiles) const {
+    const int ranges = int((kblocks + tail_kblocks - 1) / tail_kblocks);
+    return Fp8TailRuns{int(tiles) - dp_tiles, int(kblocks), stream_k ? int(kblocks) : ranges * tail_kblocks,
+                       tail_kblocks};
+  }
+  // The CTAs that reduce one output tile along K: the cluster, or the most runs of a tail tile.
   int ctas_per_tile(int64_t kblocks) const {
-    return tail_split() ? int((kblocks + tail_kblocks - 1) / tail_kblocks) : split_k;
+    return tail_split() ? tail_runs(kblocks, dp_tiles + 1).most_runs_per_tile() : split_k;
   }
   int stages() const { return fp8_stages(row_groups, k_groups, block_n, cluster_split()); }
   int threads() const { return (row_groups * k_groups + 1) * 128; }  // + the copy warpgroup
@@ -203,6 +213,12 @@ struct GridCostModel {
   double store_bytes_per_us = 42.4e3; // one SM's share of writing output tiles out
   double split_fixed_us = 2.57;
   double partial_tile_us = 1.04;      // rank 0 pulling one 64 x 128 f32 partial tile from another SM
+  // A stream-K run's K block costs this much more than a whole tile's: the tiles sharing a B
+  // column (and the columns sharing an A row block) no longer read each K block at about the
+  // same time. A least-squares fit of the log error to 260 graph-timed H100 points of stream-K
+  // runs (N=1280/2560 K=8192, N=7168 K=12288, M 16..4096; profiles/.../2026-11-25-1dc1d68/
+  // stream_k_runs_at_any_k_block.tar.gz), the other constants as they are.
+  double stream_k_kblock_factor = 1.4;
 
   // What the model needs of a GEMM under one tile shape.
   struct Work {
@@ -282,9 +298,10 @@ struct GridCostModel {
     return (b_touched + work.a_and_c_bytes * double(active) / double(work.tiles)) / hbm_bytes_per_us;
   }
 
-  // Split-K over the last wave: the whole waves, then one K range per CTA, its partial tile
-  // out and the finisher pulling in the others' partial tiles. Not fitted: the partial tiles
-  // (through L2) and the count handshake are priced as the cluster's split prices them.
+  // Split-K over the last wave: the whole waves, then one run per CTA, its partial tile out
+  // and the finisher pulling in the others' partial tiles (a stream-K run may also end one
+  // tile and start the next, or hold a whole one between them: a unit end each). Not fitted: the partial tiles (through L2) and the
+  // count handshake are priced as the cluster's split prices them.
   double tail_split_microseconds(const Work& work, const Fp8BlockscaleConfig& config,
                                  const Fp8DeviceSpec& spec) const {
     const int64_t ctas = config.ctas;
@@ -295,10 +312,25 @@ struct GridCostModel {
     const int64_t tail_tiles = work.tiles - config.dp_tiles;
     const double partial_us =
         partial_tile_us * config.row_groups * double(config.block_n / 128) * output_row_share(work, config);
-    const double range_us = double(config.tail_kblocks) * kblock + unit_end_us(config) +
+    const double unit_ends = config.stream_k ? double((config.tail_kblocks - 1) / work.kblocks + 2) : 1.0;
+    const double run_kblock = config.stream_k ? kblock * stream_k_kblock_factor : kblock;
+    const double range_us = double(config.tail_kblocks) * run_kblock + unit_ends * unit_end_us(config) +
                             double(config.ctas_per_tile(work.kblocks)) * partial_us + split_fixed_us;
-    return double(config.dp_tiles / ctas) * whole_wave_us + std::max(range_us, hbm_us(work, tail_tiles)) +
-           startup_us;
+    return double(config.dp_tiles / ctas) * whole_wave_us +
+           std::max(range_us, tail_hbm_us(work, config, tail_tiles, spec)) + startup_us;
+  }
+  // The HBM floor of the tail. Aligned ranges read each K block of a B column at about the same
+  // time in all its tiles, as whole tiles do. Stream-K runs read it at different times: the
+  // tail's B columns come from L2 while they fit in half of it, else once per tile from HBM
+  // (measured on the H100, N=7168 K=12288 M=144: 2.1x slower than whole tiles).
+  double tail_hbm_us(const Work& work, const Fp8BlockscaleConfig& config, int64_t tail_tiles,
+                     const Fp8DeviceSpec& spec) const {
+    if (!config.stream_k) return hbm_us(work, tail_tiles);
+    const double columns = std::ceil(double(tail_tiles) / work.tiles_per_b_column) + 1.0;
+    const double column_bytes = std::min(work.b_bytes, columns * work.b_column_bytes);
+    const double b_read =
+        column_bytes <= 0.5 * double(spec.l2_bytes) ? column_bytes : double(tail_tiles) * work.b_column_bytes;
+    return (b_read + work.a_and_c_bytes * double(tail_tiles) / double(work.tiles)) / hbm_bytes_per_us;
   }
 };
 
@@ -306,8 +338,8 @@ struct GridCostModel {
 // (the cluster's cost is the least certain term of the model); otherwise the cheapest.
 constexpr double kFp8SplitTieBand = 0.03;
 
-// SHAPESCOPE_FP8_SPLIT_K, SHAPESCOPE_FP8_ROW_GROUPS, SHAPESCOPE_FP8_BLOCK_N and
-// SHAPESCOPE_FP8_TAIL_SPLITS force one choice (when an instance exists for it): the knobs used to calibrate the cost model on
+// SHAPESCOPE_FP8_SPLIT_K, SHAPESCOPE_FP8_ROW_GROUPS, SHAPESCOPE_FP8_BLOCK_N,
+// SHAPESCOPE_FP8_TAIL_SPLITS and SHAPESCOPE_FP8_STREAM_K force one choice (when an instance exists for it): the knobs used to calibrate the cost model on
 // a device; unset in normal runs.
 inline int forced_fp8_setting(const char* name) {
   const char* value = std::getenv(name);
@@ -323,29 +355,49 @@ inline Fp8BlockscaleConfig with_split_over(Fp8BlockscaleConfig config, int64_t k
   config.ctas = int(std::min<int64_t>(tiles, spec.fitting_clusters(config.split_k)) * config.split_k);
   config.dp_tiles = 0;
   config.tail_kblocks = 0;
+  config.stream_k = false;
   return config;
 }
 
-// Split-K over the last wave for an unclustered tile: `waves` whole waves of tiles over
-// every SM, then each remaining tile in `splits` K ranges (as many as equal ranges of whole
-// K blocks give), one per CTA. nullopt where no tile remains, a range would hold all of K,
-// or the ranges do not fit on the SMs at once.
+// The runs of K blocks of an unclustered tile after `waves` whole waves of tiles over every SM,
+// one per CTA (stream_k: laid over the tail tiles end to end; else aligned ranges of each tile).
+// nullopt where the tile does not run them, no tile remains or the runs do not fit on the SMs at once.
+inline std::optional<Fp8BlockscaleConfig> with_tail_runs(Fp8BlockscaleConfig config, int64_t kblocks, int64_t tiles,
+                                                         int64_t waves, int64_t run_kblocks, bool stream_k,
+                                                         const Fp8DeviceSpec& spec) {
+  const int64_t sms = spec.fitting_clusters(1);
+  if (config.cluster_split() || !fp8_tail_split_compiled(config.row_groups) || sms < 1 || waves < 0 ||
+      tiles - waves * sms < 1 || run_kblocks < 1)
+    return std::nullopt;
+  config.kblocks_per_split = int(kblocks);
+  config.dp_tiles = int(waves * sms);
+  config.tail_kblocks = int(run_kblocks);
+  config.stream_k = stream_k;
+  const int64_t runs = config.tail_runs(kblocks, tiles).runs();
+  if (runs > sms) return std::nullopt;
+  config.ctas = int(waves > 0 ? sms : runs);
+  return config;
+}
+
+// Split-K over the last wave: each tile past `waves` whole waves in `splits` K ranges (as many
+// as equal ranges of whole K blocks give). nullopt also where a range would hold all of K.
 inline std::optional<Fp8BlockscaleConfig> with_tail_split_over(Fp8BlockscaleConfig config, int64_t kblocks,
                                                                int64_t tiles, int64_t waves, int64_t splits,
                                                                const Fp8DeviceSpec& spec) {
-  const int64_t sms = spec.fitting_clusters(1);
-  const int64_t tail_tiles = tiles - waves * sms;
-  if (config.cluster_split() || !fp8_tail_split_compiled(config.row_groups) || sms < 1 || waves < 0 ||
-      tail_tiles < 1 || splits < 2)
-    return std::nullopt;
+  if (splits < 2) return std::nullopt;
   const int64_t range = (kblocks + splits - 1) / splits;
-  const int64_t ranges = (kblocks + range - 1) / range;
-  if (ranges < 2 || tail_tiles * ranges > sms) return std::nullopt;
-  config.kblocks_per_split = int(kblocks);
-  config.dp_tiles = int(waves * sms);
-  config.tail_kblocks = int(range);
-  config.ctas = int(waves > 0 ? sms : tail_tiles * ranges);
-  return config;
+  if ((kblocks + range - 1) / range < 2) return std::nullopt;
+  return with_tail_runs(config, kblocks, tiles, waves, range, false, spec);
+}
+
+// Stream-K over the tail: runs of `run_kblocks` cut at any K block (over a whole wave and a partial
+// one a run is more than a tile: it may end one tile, hold the next and start a third). nullopt
+// also where the runs cut no tile or a run would hold two tiles or more.
+inline std::optional<Fp8BlockscaleConfig> with_stream_k_over(Fp8BlockscaleConfig config, int64_t kblocks,
+                                                             int64_t tiles, int64_t waves, int64_t run_kblocks,
+                                                             const Fp8DeviceSpec& spec) {
+  if (run_kblocks == kblocks || run_kblocks >= 2 * kblocks) return std::nullopt;
+  return with_tail_runs(config, kblocks, tiles, waves, run_kblocks, true, spec);
 }
 
 inline Fp8BlockscaleConfig with_split(Fp8BlockscaleConfig config, const GemmShape& shape, int64_t split,
@@ -354,11 +406,13 @@ inline Fp8BlockscaleConfig with_split(Fp8BlockscaleConfig config, const GemmShap
   return with_split_over(config, work.kblocks, work.tiles, split, spec);
 }
 
-// How many CTAs reduce one tile, for the tie band: none, a cluster of split_k, or the last
+// How many CTAs reduce one tile, for the tie band: none, a cluster of split_k, the last
 // wave's K ranges (ranked after every cluster: the measured on-chip reduction is preferred
-// to the modelled one through global memory).
+// to the modelled one through global memory), or stream-K runs (last: their B reads are the
+// least certain term).
 inline int fp8_reduction_rank(const Fp8BlockscaleConfig& config) {
-  return config.tail_split() ? kFp8MaxSplit + 1 : config.split_k;
+  if (!config.tail_split()) return config.split_k;
+  return config.stream_k ? kFp8MaxSplit + 2 : kFp8MaxSplit + 1;
 }
 
 // The choice among candidates: the cheapest, unless one with fewer splits lies within
@@ -403,7 +457,11 @@ inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, 
   const int forced_split = forced_fp8_setting("SHAPESCOPE_FP8_SPLIT_K");
   // SHAPESCOPE_FP8_TAIL_SPLITS: 1 runs no split over the last wave, 2.. forces one.
   const int forced_tail_splits = forced_fp8_setting("SHAPESCOPE_FP8_TAIL_SPLITS");
-  const bool tail_forced = forced_tail_splits > 1;
+  // SHAPESCOPE_FP8_STREAM_K: 1 forces stream-K over the last partial wave, 2 over the last whole
+  // wave and the partial one, each in the shortest runs that fit on the SMs.
+  const int forced_stream_k = forced_fp8_setting("SHAPESCOPE_FP8_STREAM_K");
+  const bool stream_k_forced = forced_stream_k > 0 && forced_tail_splits != 1;
+  const bool tail_forced = forced_tail_splits > 1 || stream_k_forced;
   const bool forced_tile = forced_rows > 0 || forced_n > 0;
   const int64_t kblocks = (shape.k + kFp8BlockK - 1) / kFp8BlockK;
   std::vector<Fp8CostedConfig> costed;
@@ -432,18 +490,31 @@ inline Fp8BlockscaleConfig choose_fp8_blockscale_config(const GemmShape& shape, 
     const int64_t full_waves = sms > 0 ? work.tiles / sms : 0;
     for (int64_t waves = full_waves; waves >= std::max<int64_t>(full_waves - 1, 0); --waves) {
       const int64_t tail_tiles = work.tiles - waves * sms;
-      if (tail_tiles < 1 || (tail_forced && waves != (work.tiles % sms != 0 ? full_waves : full_waves - 1))) continue;
-      const int64_t most = std::min(kblocks, sms / tail_tiles);
-      for (int64_t splits = tail_forced ? std::min<int64_t>(forced_tail_splits, most) : 2; splits <= most; ++splits) {
-        const std::optional<Fp8BlockscaleConfig> candidate =
-            with_tail_split_over(tile, kblocks, work.tiles, waves, splits, spec);
-        if (!candidate) continue;
+      const int64_t last_partial = work.tiles % sms != 0 ? full_waves : full_waves - 1;
+      if (tail_tiles < 1 || (tail_forced && waves != (stream_k_forced ? last_partial + 1 - forced_stream_k
+                                                                        : last_partial)))
+        continue;
+      const auto add = [&](const std::optional<Fp8BlockscaleConfig>& candidate) {
+        if (!candidate) return false;
         const bool seen = std::any_of(costed.begin(), costed.end(), [&](const Fp8CostedConfig& c) {
           return c.config.tail_kblocks == candidate->tail_kblocks && c.config.dp_tiles == candidate->dp_tiles &&
+                 c.config.stream_k == candidate->stream_k &&
                  fp8_instance_index(c.config) == fp8_instance_index(*candidate);
         });
         if (!seen) costed.push_back({*candidate, model.microseconds(work, *candidate, 1, spec)});
-        if (tail_forced) break;
+        return true;
+      };
+      const int64_t most = std::min(kblocks, sms / tail_tiles);
+      for (int64_t splits = tail_forced ? std::min<int64_t>(forced_tail_splits, most) : 2;
+           splits <= most && !stream_k_forced; ++splits) {
+        if (add(with_tail_split_over(tile, kblocks, work.tiles, waves, splits, spec)) && tail_forced) break;
+      }
+      // Stream-K in every run length from the shortest that fits on the SMs to one K block short
+      // of two tiles (forced: the shortest); runs that divide a tile are the aligned ranges above.
+      if (forced_tail_splits > 1) continue;
+      for (int64_t run = (tail_tiles * kblocks + sms - 1) / sms; run < 2 * kblocks; ++run) {
+        if (kblocks % run == 0 && !stream_k_forced) continue;
+        if (add(with_stream_k_over(tile, kblocks, work.tiles, waves, run, spec)) && stream_k_forced) break;
       }
     }
   }
@@ -467,12 +538,13 @@ inline std::string describe(const Fp8BlockscaleConfig& config) {
          std::to_string(config.split_k) + "_grid" + std::to_string(config.ctas) +
          (config.tail_split() ? "_tailk" + std::to_string(config.tail_kblocks) + "_dp" + std::to_string(config.dp_tiles)
                               : "") +
+         (config.stream_k ? "_streamk" : "") +
          (config.weights_ahead ? "_weightsahead" : "");
 }
 
 // The configuration a name written by describe() holds, found anywhere in `text` (a profile's
 // kernel_name, "fp8_blockscale/ws_m64n128k128_kgroups2_s6_splitk1_grid132+pdl", or with
-// "_tailk8_dp0" and/or "_weightsahead" after the grid); nullopt when it holds none. kblocks_per_split is not in
+// "_tailk8_dp0", "_tailk8_dp0_streamk" and/or "_weightsahead" after the grid); nullopt when it holds none. kblocks_per_split is not in
 // the name and stays 1.
 inline std::optional<Fp8BlockscaleConfig> parse_fp8_config_name(const std::string& text) {
   const std::size_t at = text.find("ws_m");
@@ -488,6 +560,7 @@ inline std::optional<Fp8BlockscaleConfig> parse_fp8_config_name(const std::strin
   if (tail != std::string::npos &&
       std::sscanf(text.c_str() + tail, "_tailk%d_dp%d", &config.tail_kblocks, &config.dp_tiles) != 2)
     return std::nullopt;
+  config.stream_k = text.find("_streamk", at) != std::string::npos;
   config.weights_ahead = text.find("_weightsahead", at) != std::string::npos;
   return config;
 }

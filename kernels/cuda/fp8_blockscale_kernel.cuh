@@ -26,17 +26,20 @@
 // memory, no atomics), paced by two barriers per rank ("partials ready", "partials
 // free").
 //
-// Split-K over the last wave (dense GEMMs, unclustered instances of their own,
+// Split-K over the tail (dense GEMMs, unclustered instances of their own,
 // LastWaveSplitSchedule: the instances that run without it hold none of its code): after the
-// whole waves of tiles, each remaining tile is cut into `splits` equal K ranges, one per CTA,
-// so the last wave fills the SMs. Consecutive CTAs take the ranges of one tile, so the tiles
-// sharing a column of B read each K block of it at about the same time (runs cut at any K
-// block, as stream-K cuts them, put those reads at different times: measured up to 2x slower,
-// B streamed from HBM once per tile). The CTA of range 0 finishes the tile: the others leave
-// their fp32 partial tile in a global slot of their own and count it in; it waits for the
-// count, adds the slots in CTA order (deterministic) and stores. Each CTA has at most one
-// range and all of them are resident at once, so a contributor never waits.
-//
+// whole waves of tiles, the remaining tiles' K blocks are cut into one run per CTA
+// (fp8_tail_runs.hpp), so the last wave fills the SMs. Either aligned ranges (each tile in
+// `splits` equal K ranges, consecutive CTAs taking the ranges of one tile, so the tiles sharing
+// a column of B read each K block of it at about the same time) or stream-K (equal runs laid
+// over the tiles end to end, cut at any K block: the wave fills the SMs at any tile count, but
+// the tiles of one B column read it at different times, so B must stay in L2 between them: the
+// cost model takes stream-K only where the tail's B columns fit). The run holding a tile's first
+// K block finishes it: the others leave their fp32 partial tile in a global slot of their own
+// (a run contributes at most once: only its first piece can continue a tile) and count it in;
+// it waits for the count, adds the slots in run order (deterministic) and stores. A finisher
+// waits only after its own work, a contributor never, and all CTAs are resident at once.
+
 // End of a unit: the K groups sum through shared memory; group 0 stages the bf16
 // tile in shared memory and one thread hands it to the copy engine (a bulk tensor
 // store), so the next unit's math starts while the tile is written out.
@@ -60,6 +63,7 @@
 #include <type_traits>
 
 #include "kernels/cuda/fp8_blockscale_config.hpp"
+#include "kernels/cuda/fp8_tail_runs.hpp"
 #include "kernels/cuda/hopper_ptx.cuh"
 #include "kernels/cuda/hopper_tma.cuh"
 
@@ -80,14 +84,12 @@ struct Fp8BlockscaleParams {
   int a_box_rows = 0;
 };
 
-// One dense GEMM with split-K over the last wave (LastWaveSplitSchedule). Tiles [0, dp_tiles)
-// run whole, a whole number of waves; each tile after them in tail_splits ranges of
-// tail_kblocks K blocks, CTA c taking range c % tail_splits of tail tile c / tail_splits.
+// One dense GEMM with split-K over the tail (LastWaveSplitSchedule). Tiles [0, dp_tiles) run
+// whole, a whole number of waves; the tiles after them in runs of K blocks, CTA c taking run c.
 struct Fp8LastWaveSplitParams {
   Fp8BlockscaleParams gemm;
   int dp_tiles = 0;
-  int tail_kblocks = 0;
-  int tail_splits = 0;
+  Fp8TailRuns runs;                // run_kblocks 0: no tail runs
   float* tail_partials = nullptr;  // [CTA][one partial tile]: a contributing CTA's sums
   int* tail_arrivals = nullptr;    // [finishing CTA]: contributions counted in (reset to 0 by it)
 };
@@ -128,7 +130,7 @@ struct TileCoords {
   int n_block;        // the tile's column block within N
   int b_scale_row;    // the weight-scale row of column block 0 of the tile's B (a group's first)
   int a_scale_row;    // first row of the tile in A's scales (a TMA box of them starts on 16 bytes)
-  // A K range of a tile past the whole waves: its K blocks and the tile's index among those
+  // A piece of a run past the whole waves: its K blocks and the tile's index among those
   // tiles (-1: a whole tile, its K blocks split by the cluster rank).
   int kb_begin = 0, kb_count = 0, tail_tile = -1;
 };
@@ -188,8 +190,8 @@ struct DenseSchedule {
   }
 };
 
-// DenseSchedule's tiles with split-K over the last wave. CTA c's units: tiles c, c + grid, ...
-// below dp_tiles, then its K range of a tail tile (unit dp_tiles + c).
+// DenseSchedule's tiles with split-K over the tail. CTA c's units: tiles c, c + grid, ...
+// below dp_tiles, then the pieces of its run (unit dp_tiles + c + j * grid: piece j).
 struct LastWaveSplitSchedule {
   using Params = Fp8LastWaveSplitParams;
   static constexpr bool kPartialTiles = false;
@@ -201,19 +203,17 @@ struct LastWaveSplitSchedule {
   __device__ static const Fp8BlockscaleParams& gemm(const Params& p) { return p.gemm; }
   template <int kBlockM, int kBlockN>
   __device__ bool next(const Params& p, int unit, fp8_detail::TileCoords& tile) const {
-    int index = unit, kb_begin = 0, kb_count = 0, tail_tile = -1;
-    if (p.tail_kblocks > 0 && unit >= p.dp_tiles) {
-      const int cta = unit - p.dp_tiles;  // past the whole waves, one unit per CTA
-      if (cta >= int(gridDim.x)) return false;
-      tail_tile = cta / p.tail_splits;
-      kb_begin = (cta - tail_tile * p.tail_splits) * p.tail_kblocks;
-      kb_count = min(p.tail_kblocks, (p.gemm.k + fp8_detail::kBlockK - 1) / fp8_detail::kBlockK - kb_begin);
-      index = p.dp_tiles + tail_tile;
+    int index = unit;
+    Fp8TailRuns::Piece piece{-1, 0, 0};
+    if (p.runs.run_kblocks > 0 && unit >= p.dp_tiles) {
+      const int tail_unit = unit - p.dp_tiles;  // past the whole waves: piece j of run c
+      if (!p.runs.piece(tail_unit % int(gridDim.x), tail_unit / int(gridDim.x), piece)) return false;
+      index = p.dp_tiles + piece.tile;
     }
     if (!DenseSchedule{}.next<kBlockM, kBlockN>(p.gemm, index, tile)) return false;
-    tile.kb_begin = kb_begin;
-    tile.kb_count = kb_count;
-    tile.tail_tile = tail_tile;
+    tile.kb_begin = piece.kb_begin;
+    tile.kb_count = piece.kb_count;
+    tile.tail_tile = piece.tile;
     return true;
   }
 };
@@ -459,19 +459,19 @@ __device__ __forceinline__ void consume(const typename Schedule::Params& params,
       if (k_group > 0) continue;
     }
 
-    // A K range of a tail tile cut between CTAs: unit dp_tiles + c is CTA c's, whose range is
-    // c % splits. Worked out from the unit again, so nothing more stays live through the main
-    // loop.
+    // A tail tile cut between runs: the run holding its first K block finishes it, the others
+    // contribute. Worked out from the unit again, so nothing more stays live through the main loop.
     if constexpr (kSplitsLastWave<Schedule>) {
-      if (params.tail_kblocks > 0 && unit >= params.dp_tiles) {
-        const int splits = params.tail_splits;
-        const int range = (unit - params.dp_tiles) % splits;
-        const int first_cta = int(blockIdx.x) - range;
+      Fp8TailRuns::Piece piece{};
+      const int tail_unit = unit - params.dp_tiles;
+      if (tail_unit >= 0 && params.runs.piece(tail_unit % int(gridDim.x), tail_unit / int(gridDim.x), piece) &&
+          params.runs.last_run(piece.tile) > params.runs.first_run(piece.tile)) {
+        const int first_run = params.runs.first_run(piece.tile), last_run = params.runs.last_run(piece.tile);
         // The decode tile moves only the rows that hold output (at decode a few of its 64); the
         // taller tiles all of them (their machine code stays as it was).
         const bool top_row = kRowGroups > 1 || row_in_tile < w.tile.rows;
         const bool bottom_row = kRowGroups > 1 || row_in_tile + 8 < w.tile.rows;
-        if (range > 0) {  // a contributor: its sums into its slot, then counted in
+        if (piece.kb_begin > 0) {  // a contributor: its sums into its slot, then counted in
           float* const mine = params.tail_partials + int64_t(blockIdx.x) * Layout::kPartialFloats + partial_index;
 #pragma unroll
           for (int i = 0; i < kAccumulators; ++i)
@@ -479,20 +479,20 @@ __device__ __forceinline__ void consume(const typename Schedule::Params& params,
           tma::sync_named(kEpilogueBarrier, kEpilogueThreads);
           if (threadIdx.x == 0) {
             __threadfence();
-            atomicAdd(params.tail_arrivals + first_cta, 1);
+            atomicAdd(params.tail_arrivals + first_run, 1);
           }
           continue;
         }
         if (threadIdx.x == 0) {  // the finisher: every contribution in, then the count back to 0 for the next launch
           int* const arrivals = params.tail_arrivals + blockIdx.x;
-          while (ptx::load_acquire_gpu(arrivals) < splits - 1) {
+          while (ptx::load_acquire_gpu(arrivals) < last_run - first_run) {
           }
           *arrivals = 0;
         }
         tma::sync_named(kEpilogueBarrier, kEpilogueThreads);
         // Added straight from L2 into the accumulators: a staging array would cost the main loop registers.
-        for (int cta = first_cta + 1; cta < first_cta + splits; ++cta) {
-          const float* const other = params.tail_partials + int64_t(cta) * Layout::kPartialFloats + partial_index;
+        for (int run = first_run + 1; run <= last_run; ++run) {
+          const float* const other = params.tail_partials + int64_t(run) * Layout::kPartialFloats + partial_index;
 #pragma unroll
           for (int i = 0; i < kAccumulators; ++i)
             if ((i & 2) ? bottom_row : top_row) accumulators[i] += __ldcg(other + i * 128);

@@ -92,74 +92,106 @@ TEST(OwnKernels, SplitKRunsRepeatedlyWithFreshOutputs) {
   }
 }
 
-// Split-K over the last wave cuts tiles between CTAs outside any cluster; the CTA holding a
-// tile's first K range waits for the others' partial tiles, adds them and stores; its arrival
-// count must be back at 0 for the next launch. Forced on every tile that runs it and number of ranges
-// (2, odd, and the most that fit), over unaligned M, a partial last K block (K=1040), N off the
-// 128 columns (N=1000), a deep small-N shape, with and without whole waves before the split;
-// each run checked on poisoned outputs three times, and after a graph of 16 launches with
-// programmatic dependent launch.
-TEST(OwnKernels, LastWaveSplitAlongKMatchesReferenceOnCutTilesAndRepeatedLaunches) {
-  const auto device = open_device();
-  REQUIRE_GPU(device);
+// A tail schedule forced (SHAPESCOPE_FP8_ROW_GROUPS and _BLOCK_N: every tile that runs it; `knob`: each of
+// `settings`) over `shapes` and `ms`; where the forced settings leave no such configuration, prepare refuses
+// (UserError) and the point is skipped. Each configuration runs with programmatic dependent launch, checked
+// against the float64 reference on poisoned outputs three times, and at `graph_ms` once more after a graph
+// of 16 launches (a finisher's arrival count must be back at 0 for every launch). The kernel name must hold
+// `marker`.
+struct ForcedTailRuns {
+  int configurations = 0, after_whole_waves = 0;
+};
+ForcedTailRuns check_forced_tail_runs(Device& device, const std::vector<WeightCase>& shapes, const char* knob,
+                                      const std::vector<const char*>& settings, const std::vector<int64_t>& ms,
+                                      const std::vector<int64_t>& graph_ms, const std::string& marker, uint64_t seed) {
   const KernelEntry& entry = find_kernel("fp8_blockscale");
   struct Tile {
     const char *rows, *columns;
   };
   const std::vector<Tile> tiles = {{"1", "128"}, {"2", "128"}, {"2", "256"}};  // not the 192-row tile
-  const std::vector<WeightCase> shapes = {{"deep_small_n", 1280, 8192, 1}, {"unaligned", 1000, 1040, 1}};
-  const std::vector<const char*> forced_names = {"SHAPESCOPE_FP8_ROW_GROUPS", "SHAPESCOPE_FP8_BLOCK_N",
-                                                 "SHAPESCOPE_FP8_TAIL_SPLITS"};
-  uint64_t seed = 0x57e4;
-  int runs = 0, with_whole_waves = 0;
-  device->set_programmatic_launch(true);
+  const std::vector<const char*> forced_names = {"SHAPESCOPE_FP8_ROW_GROUPS", "SHAPESCOPE_FP8_BLOCK_N", knob};
+  ForcedTailRuns counted;
+  device.set_programmatic_launch(true);
   for (const WeightCase& shape : shapes) {
-    const auto session = entry.open(*device, WeightShape{shape.n, shape.k, 1}, ++seed);
+    const auto session = entry.open(device, WeightShape{shape.n, shape.k, 1}, ++seed);
     for (const Tile& tile : tiles) {
-      for (const char* splits : {"2", "3", "64"}) {
-        for (const int64_t m : {1, 7, 65, 130, 777, 1283, 2100}) {
-          const std::vector<const char*> values = {tile.rows, tile.columns, splits};
-          for (std::size_t i = 0; i < values.size(); ++i) ASSERT_EQ(setenv(forced_names[i], values[i], 1), 0);
+      for (const char* setting : settings) {
+        for (const int64_t m : ms) {
+          const std::vector<const char*> values = {tile.rows, tile.columns, setting};
+          for (std::size_t i = 0; i < values.size(); ++i) EXPECT_EQ(setenv(forced_names[i], values[i], 1), 0);
           std::unique_ptr<PreparedGemm> gemm;
           try {
             gemm = session->prepare(m, ++seed);
-          } catch (const UserError&) {  // the tail tiles leave no room for two ranges each
+          } catch (const UserError&) {  // no such configuration at this M
           }
           for (const char* name : forced_names) unsetenv(name);
           if (!gemm) continue;
           const std::string name = gemm->launch_name();
           SCOPED_TRACE(shape.label + " M=" + std::to_string(m) + " " + name);
-          EXPECT_NE(name.find("_tailk"), std::string::npos);
-          if (name.find("_dp0") == std::string::npos) ++with_whole_waves;
+          EXPECT_NE(name.find(marker), std::string::npos);
+          if (name.find("_dp0") == std::string::npos) ++counted.after_whole_waves;
           for (int repeat = 0; repeat < 3; ++repeat) {
             const CheckResult result = gemm->check();
             EXPECT_EQ(result.unwritten, 0) << "repeat " << repeat;
             EXPECT_LE(result.rel_err, kExpectedError) << "repeat " << repeat;
           }
-          if (m == 777 || m == 2100) {
-            EXPECT_GT(device->capture(std::vector<PreparedGemm*>(16, gemm.get()))->replay_us(), 0.0);
+          if (std::find(graph_ms.begin(), graph_ms.end(), m) != graph_ms.end()) {
+            EXPECT_GT(device.capture(std::vector<PreparedGemm*>(16, gemm.get()))->replay_us(), 0.0);
             EXPECT_LE(gemm->check().rel_err, kExpectedError) << "after the graph of 16 launches";
           }
-          ++runs;
+          ++counted.configurations;
         }
       }
     }
   }
-  device->set_programmatic_launch(false);
-  std::printf("  split over the last wave: %d forced configurations checked, %d after whole waves\n", runs,
-              with_whole_waves);
-  EXPECT_GE(runs, 90);  // 99 on an H100 (132 SMs); the rest leave no room for two ranges per tail tile
-  EXPECT_GE(with_whole_waves, 10);
+  device.set_programmatic_launch(false);
+  return counted;
 }
 
-// The model's own choices on shapes whose last wave is short: small N with deep K, and wide N
-// with deep K, over M where the tiles fill a whole number of waves and where they do not.
+// Split-K over the last wave cuts tiles between CTAs outside any cluster; the CTA holding a
+// tile's first K range waits for the others' partial tiles, adds them and stores. Forced on every
+// tile that runs it and number of ranges (2, odd, and the most that fit), over unaligned M, a partial
+// last K block (K=1040), N off the 128 columns (N=1000), a deep small-N shape, with and without whole
+// waves before the split.
+TEST(OwnKernels, LastWaveSplitAlongKMatchesReferenceOnCutTilesAndRepeatedLaunches) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  const ForcedTailRuns counted = check_forced_tail_runs(
+      *device, {{"deep_small_n", 1280, 8192, 1}, {"unaligned", 1000, 1040, 1}}, "SHAPESCOPE_FP8_TAIL_SPLITS",
+      {"2", "3", "64"}, {1, 7, 65, 130, 777, 1283, 2100}, {777, 2100}, "_tailk", 0x57e4);
+  std::printf("  split over the last wave: %d forced configurations checked, %d after whole waves\n",
+              counted.configurations, counted.after_whole_waves);
+  EXPECT_GE(counted.configurations, 90);  // 99 on an H100 (132 SMs); the rest leave no room for two ranges per tail tile
+  EXPECT_GE(counted.after_whole_waves, 10);
+}
+
+// Stream-K over the tail lays the tail tiles' K blocks end to end in equal runs, one per CTA, cut at
+// any K block: a run may end one tile (contributing its partial tile), hold whole ones and start
+// another (finishing it after its own work). Forced on every tile that runs it, over the last partial
+// wave and over a whole wave and the partial one (runs longer than a tile), over unaligned M, a
+// partial last K block (K=1040), N off the 128 columns (N=1000), a deep and a short small-N shape.
+TEST(OwnKernels, StreamKRunsMatchReferenceOnCutTilesAndRepeatedLaunches) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  const ForcedTailRuns counted = check_forced_tail_runs(
+      *device, {{"deep_small_n", 1280, 8192, 1}, {"unaligned", 1000, 1040, 1}, {"short_small_n", 512, 2048, 1}},
+      "SHAPESCOPE_FP8_STREAM_K", {"1", "2"}, {1, 65, 130, 777, 1283, 2128, 4000}, {777, 2128}, "_streamk", 0x5743);
+  std::printf("  stream-K over the tail: %d forced configurations checked, %d after whole waves\n",
+              counted.configurations, counted.after_whole_waves);
+  EXPECT_GE(counted.configurations, 60);  // 75 on an H100 (132 SMs)
+  EXPECT_GE(counted.after_whole_waves, 10);
+}
+
+// The model's own choices on shapes whose last wave is short: small N with deep K, wide N with
+// deep K and small N with short K, over M where the tiles fill a whole number of waves and where
+// they do not.
 TEST(OwnKernels, ChosenConfigurationsMatchReferenceOnPartialWaves) {
   const auto device = open_device();
   REQUIRE_GPU(device);
-  const std::vector<WeightCase> shapes = {{"small_n_deep_k", 2560, 8192, 1}, {"wide_deep_k", 7168, 12288, 1}};
+  const std::vector<WeightCase> shapes = {
+      {"small_n_deep_k", 2560, 8192, 1}, {"wide_deep_k", 7168, 12288, 1}, {"small_n", 512, 2048, 1}};
   CheckTally tally;
-  check_shapes("fp8_blockscale", *device, shapes, {1, 16, 63, 516, 1000, 1856, 2049}, tally);
+  check_shapes("fp8_blockscale", *device, shapes, {1, 16, 63, 516, 1000, 1856, 2049, 2128, 2500}, tally);
   std::printf("  fp8_blockscale partial waves: %d checks, worst rel_err %.3e\n", tally.checked, tally.worst);
 }
 
