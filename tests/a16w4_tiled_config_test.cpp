@@ -2,7 +2,11 @@
 // H100's 132 SMs and a made-up GPU of 80.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <string>
+
+#include "kernels/fp4_e2m1.hpp"
 
 #include "kernels/cuda/a16w4_tiled_config.hpp"
 
@@ -44,6 +48,12 @@ TEST(A16w4TiledConfig, TokenTileFollowsMAndSmallMSplitsK) {
     EXPECT_EQ(large.block_m, 128);
     EXPECT_EQ(large.split_k, 1);
   }
+  // Enough 128-token tiles, but each M within a shorter tile: the shortest with as many tiles.
+  EXPECT_EQ(choose(16, 28672, 8192, 132).block_m, 32);
+  EXPECT_EQ(choose(64, 28672, 8192, 132).block_m, 64);
+  EXPECT_EQ(choose(65, 28672, 8192, 132).block_m, 128);
+  // Grouped: row tiles summed over groups (here four groups of 33-64 rows).
+  EXPECT_EQ(choose_a16w4_tiled_config(4, 4, 8, 56, 32, 132).block_m, 64);
   // A short K is never split below the minimum steps.
   EXPECT_EQ(choose(1, 128, 256, 132).split_k, 1);
   EXPECT_EQ(describe(choose(1024, 28672, 8192, 132)), "wgmma_rs_w128t128k64_stages6_split1");
@@ -59,6 +69,36 @@ TEST(A16w4TiledConfig, LayoutPadsNToTilesAndKToSteps) {
   EXPECT_EQ(nvfp4.code_offset(1, 1), 3 * 4096);
   EXPECT_EQ(nvfp4.scale_offset(1, 0), 2 * 512);
   EXPECT_EQ(A16w4TiledLayout::of(4096, 7168, 32).scale_step_bytes(), 256);
+}
+
+float bf16_value(uint32_t bits) {
+  const uint32_t wide = bits << 16;
+  float value;
+  std::memcpy(&value, &wide, sizeof value);
+  return value;
+}
+
+// Every pair of e2m1 codes in every pair slot of a code word, the other slots holding other codes, comes back as
+// the two codes' values times 2^-126 (sign included, -0 as -0), and no slot's bits leak into another's.
+TEST(A16w4TiledConfig, CodeWordGivesEveryCodePairExactly) {
+  for (int pair = 0; pair < 4; ++pair)
+    for (int low = 0; low < 16; ++low)
+      for (int high = 0; high < 16; ++high) {
+        uint8_t codes[8];
+        for (int e = 0; e < 8; ++e) codes[e] = uint8_t((low * 7 + high * 3 + e * 5) % 16);
+        codes[2 * pair] = uint8_t(low);
+        codes[2 * pair + 1] = uint8_t(high);
+        const uint32_t word = a16w4_tiled_code_word(codes);
+        for (int j = 0; j < 4; ++j) {
+          const uint32_t bits = a16w4_tiled_code_pair(word, j);
+          for (int half = 0; half < 2; ++half) {
+            const uint8_t code = codes[2 * j + half];
+            const float value = std::ldexp(bf16_value(half ? bits >> 16 : bits & 0xFFFFu), 126);
+            EXPECT_EQ(value, decode_e2m1(code)) << "pair " << j << " code " << int(code);
+            EXPECT_EQ(std::signbit(value), (code & 0x8) != 0) << "pair " << j << " code " << int(code);
+          }
+        }
+      }
 }
 
 }  // namespace
