@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/fp4_e2m1.hpp"
+#include "kernels/fp8_e4m3.hpp"
 
 #include "kernels/cuda/a16w4_tiled_config.hpp"
 
@@ -63,12 +64,12 @@ TEST(A16w4TiledConfig, LayoutPadsNToTilesAndKToSteps) {
   const A16w4TiledLayout nvfp4 = A16w4TiledLayout::of(129, 100, 16);
   EXPECT_EQ(nvfp4.n_tiles, 2);
   EXPECT_EQ(nvfp4.k_steps, 2);
-  EXPECT_EQ(nvfp4.scale_bytes_per_row, 4);
+  EXPECT_EQ(nvfp4.scale_bytes_per_row, 8);  // four bf16 scales
   EXPECT_EQ(nvfp4.code_bytes(), 2 * 2 * 128 * 32);
-  EXPECT_EQ(nvfp4.scale_bytes(), 2 * 2 * 128 * 4);
+  EXPECT_EQ(nvfp4.scale_bytes(), 2 * 2 * 128 * 8);
   EXPECT_EQ(nvfp4.code_offset(1, 1), 3 * 4096);
-  EXPECT_EQ(nvfp4.scale_offset(1, 0), 2 * 512);
-  EXPECT_EQ(A16w4TiledLayout::of(4096, 7168, 32).scale_step_bytes(), 256);
+  EXPECT_EQ(nvfp4.scale_offset(1, 0), 2 * 1024);
+  EXPECT_EQ(A16w4TiledLayout::of(4096, 7168, 32).scale_step_bytes(), 512);
 }
 
 float bf16_value(uint32_t bits) {
@@ -99,6 +100,17 @@ TEST(A16w4TiledConfig, CodeWordGivesEveryCodePairExactly) {
           }
         }
       }
+}
+
+// Every finite ue4m3 code (subnormals and zero included) comes out as its value x 2^117, every e8m0 code but 255
+// as 2^(code - 127), exactly.
+TEST(A16w4TiledConfig, ScaleBitsHoldEveryScaleCodeExactly) {
+  for (uint32_t code = 0; code < 0x7F; ++code)
+    EXPECT_EQ(bf16_value(a16w4_tiled_scale_bits(code, false)), std::ldexp(decode_e4m3(uint8_t(code)), 117))
+        << "ue4m3 code " << code;
+  for (uint32_t code = 0; code < 255; ++code)
+    EXPECT_EQ(bf16_value(a16w4_tiled_scale_bits(code, true)), std::ldexp(1.0f, int(code) - 127))
+        << "e8m0 code " << code;
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 // The kernel multiplies the transposed problem, C^T = W x A^T: a CTA computes 128 weight rows (N) x block_m
 // tokens (M: 32, 64 or 128) over its K range, 64 of K a step. The FP4 weights are kept tile by tile: for each
 // 128-row tile of N and 64-column step of K, 128 rows of 32 bytes of e2m1 codes, then 128 rows of 64 / block_k
-// scale codes. Within a row, lane t of a quad loads its 16 codes as two 32-bit words, word u holding the four
+// block scales as bf16 (a16w4_tiled_scale_bits). Within a row, lane t of a quad loads its 16 codes as two 32-bit words, word u holding the four
 // bf16 pairs j = 0..3 of the wgmma A fragment at K = 16s + 2t + 8h and the next K (s = 2u + j / 2, h = j % 2),
 // their bits placed so that each pair is a shift and a mask away from bf16 (a16w4_tiled_code_word). N is padded
 // to 128 and K to 64 with zero codes (and unit scales), so no load of the weights is ever partial.
@@ -63,14 +63,26 @@ SHAPESCOPE_HD uint32_t a16w4_tiled_code_word(const uint8_t (&codes)[8]) {
   return word;
 }
 
+// A block scale code as the bf16 bits the kernel multiplies a code pair by: e8m0 as 2^(code - 127) (code 0 the
+// subnormal 2^-127), ue4m3 as its value x 2^117 (subnormal codes normalized; a16w4_tiled_kernel.cuh says why).
+// Exact: 4 significant bits at most, in range for every e8m0 code but 255 and every finite ue4m3.
+SHAPESCOPE_HD uint16_t a16w4_tiled_scale_bits(uint32_t code, bool e8m0) {
+  if (e8m0) return uint16_t(code == 0 ? 0x0040u : code << 7);
+  const uint32_t exponent = (code >> 3) & 0xFu, mantissa = code & 7u;
+  if (exponent != 0) return uint16_t(((exponent + 237u) << 7) | (mantissa << 4));  // 2^(exponent - 7 + 117)
+  if (mantissa == 0) return 0;
+  const uint32_t top = mantissa >= 4 ? 2 : mantissa >= 2 ? 1 : 0;  // mantissa x 2^-9 x 2^117, normalized
+  return uint16_t(((108u + top + 127u) << 7) | ((mantissa << (7 - top)) & 0x7Fu));
+}
+
 struct A16w4TiledLayout {
   int64_t n_tiles = 0;          // ceil(N / 128)
   int64_t k_steps = 0;          // ceil(K / 64)
-  int scale_bytes_per_row = 2;  // 64 / block_k: 2 (32-element blocks) or 4 (16-element ones)
+  int scale_bytes_per_row = 4;  // a bf16 scale per block: 64 / block_k x 2, 4 (32-element blocks) or 8 (16-element)
 
   SHAPESCOPE_HD static A16w4TiledLayout of(int64_t n, int64_t k, int block_k) {
     return A16w4TiledLayout{(n + kA16w4TiledBlockN - 1) / kA16w4TiledBlockN,
-                            (k + kA16w4TiledBlockK - 1) / kA16w4TiledBlockK, kA16w4TiledBlockK / block_k};
+                            (k + kA16w4TiledBlockK - 1) / kA16w4TiledBlockK, 2 * kA16w4TiledBlockK / block_k};
   }
   SHAPESCOPE_HD int scale_step_bytes() const { return kA16w4TiledBlockN * scale_bytes_per_row; }
   // Bytes of codes and of scales per batch (expert).

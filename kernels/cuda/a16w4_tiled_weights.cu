@@ -46,15 +46,15 @@ __global__ void pack_codes_kernel(uint32_t* words, PackProblem p) {
   }
 }
 
-// One thread per scale byte: (batch, N tile, step, row, block s of the step).
-__global__ void pack_scales_kernel(uint8_t* scales, PackProblem p, int* out_of_range) {
-  const int per_row = p.layout.scale_bytes_per_row;
-  const int64_t per_batch = p.layout.scale_bytes(), count = p.batch * per_batch;
+// One thread per scale: (batch, N tile, step, row, block s of the step), its code as a16w4_tiled_scale_bits.
+__global__ void pack_scales_kernel(uint16_t* scales, PackProblem p, int* out_of_range) {
+  const int per_row = p.layout.scale_bytes_per_row / 2;
+  const int64_t per_batch = p.layout.scale_bytes() / 2, count = p.batch * per_batch;
   const bool e8m0 = p.encoding.scale == ScaleType::e8m0;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t b = i / per_batch, within = i % per_batch;
     const int block = int(within % per_row), tile_row = int(within / per_row % kA16w4TiledBlockN);
-    const int64_t tile_step = within / p.layout.scale_step_bytes();
+    const int64_t tile_step = within / (p.layout.scale_step_bytes() / 2);
     const int64_t row = tile_step / p.layout.k_steps * kA16w4TiledBlockN + tile_row;
     const int64_t k0 = tile_step % p.layout.k_steps * kA16w4TiledBlockK + int64_t(block) * p.encoding.block_k;
     uint8_t code = e8m0 ? kE8m0Unit : kUe4m3Unit;
@@ -64,7 +64,7 @@ __global__ void pack_scales_kernel(uint8_t* scales, PackProblem p, int* out_of_r
       const bool fits = e8m0 ? code <= kE8m0HighestCode : (code & 0x7F) != 0x7F && code < 0x80;
       if (!fits) atomicOr(out_of_range, 1);
     }
-    scales[i] = code;
+    scales[i] = a16w4_tiled_scale_bits(code, e8m0);
   }
 }
 
@@ -82,8 +82,8 @@ A16w4TiledWeights pack_a16w4_tiled_weights(const OperandEncoding& weights, uint6
   CUDA_CHECK(cudaMemsetAsync(out_of_range.data(), 0, sizeof(int), stream));
   launch_grid_stride(pack_codes_kernel, batch * packed.layout.code_bytes() / 4, stream,
                      reinterpret_cast<uint32_t*>(packed.codes.data()), problem);
-  launch_grid_stride(pack_scales_kernel, batch * packed.layout.scale_bytes(), stream, packed.scales.data(), problem,
-                     out_of_range.data());
+  launch_grid_stride(pack_scales_kernel, batch * packed.layout.scale_bytes() / 2, stream,
+                     reinterpret_cast<uint16_t*>(packed.scales.data()), problem, out_of_range.data());
   std::vector<float> tensor_scales(std::size_t(std::max<int64_t>(batch, 1)), 1.0f);
   for (int64_t b = 0; b < batch; ++b)
     tensor_scales[std::size_t(b)] = synthetic::tensor_scale_value(weights, synthetic::kBStreams, seed, b);
