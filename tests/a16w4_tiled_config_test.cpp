@@ -42,17 +42,19 @@ TEST(A16w4TiledConfig, TokenTileFollowsMAndSmallMSplitsK) {
     // Every split walks at least the minimum and none is empty.
     EXPECT_GE(small.steps_per_split, kA16w4TiledMinStepsPerSplit);
     EXPECT_EQ(small.split_k, (128 + small.steps_per_split - 1) / small.steps_per_split);
-    // Past 32 rows a tile, too few 128-token tiles to fill the SMs: 64-token tiles.
+    // Past 32 rows a tile: 64-token tiles with K split walk half the steps of 32-token ones with K whole.
     EXPECT_EQ(choose(33, 5120, 8192, sms).block_m, 64);
-    // Enough 128-token tiles to fill the SMs: tall tiles, K whole.
+    // Many waves of tiles: tall tiles, K whole.
     const A16w4TiledConfig large = choose(1024, 28672, 8192, sms);
     EXPECT_EQ(large.block_m, 128);
     EXPECT_EQ(large.split_k, 1);
   }
-  // Enough 128-token tiles, but each M within a shorter tile: the shortest with as many tiles.
+  // Each M within a shorter tile: the shortest, as many tiles for a cheaper step.
   EXPECT_EQ(choose(16, 28672, 8192, 132).block_m, 32);
   EXPECT_EQ(choose(64, 28672, 8192, 132).block_m, 64);
   EXPECT_EQ(choose(65, 28672, 8192, 132).block_m, 128);
+  // Fewer waves outweigh a dearer step: 80 128-token tiles in one wave, not 160 64-token ones in two.
+  EXPECT_EQ(choose(256, 5120, 8192, 132).block_m, 128);
   // Grouped: row tiles summed over groups (here four groups of 33-64 rows).
   EXPECT_EQ(choose_a16w4_tiled_config(4, 4, 8, 56, 32, 132).block_m, 64);
   // A short K is never split below the minimum steps.
