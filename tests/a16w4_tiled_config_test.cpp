@@ -53,7 +53,11 @@ TEST(A16w4TiledConfig, TokenTileFollowsMAndSmallMSplitsK) {
   EXPECT_EQ(choose(16, 28672, 8192, 132).block_m, 32);
   EXPECT_EQ(choose(64, 28672, 8192, 132).block_m, 64);
   EXPECT_EQ(choose(65, 28672, 8192, 132).block_m, 128);
-  // Fewer waves outweigh a dearer step: 80 128-token tiles in one wave, not 160 64-token ones in two.
+  // Fewer waves outweigh a dearer step: 80 128-token tiles in one wave, not 160 64-token ones in two; but one
+  // wave of 64-token tiles stays, and so does a split K.
+  EXPECT_EQ(choose(128, 5120, 8192, 132).block_m, 64);
+  EXPECT_EQ(choose(128, 5120, 8192, 132).split_k, 1);
+  EXPECT_EQ(describe(choose(64, 5120, 8192, 132)), "wgmma_rs_w128t64k64_stages6_split2");
   EXPECT_EQ(choose(256, 5120, 8192, 132).block_m, 128);
   // Grouped: row tiles summed over groups (here four groups of 33-64 rows).
   EXPECT_EQ(choose_a16w4_tiled_config(4, 4, 8, 56, 32, 132).block_m, 64);

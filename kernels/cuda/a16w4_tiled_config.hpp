@@ -126,47 +126,41 @@ struct A16w4TiledConfig {
   int shared_bytes() const { return kA16w4TiledActivationStages * block_m * kA16w4TiledBlockK * 2 + 1024; }
 };
 
-// Output tiles are few at the M this kernel is for, so the heuristic weighs each token tile (32, 64, 128) by the
-// time its launch would take: waves of CTAs over the SMs x steps a CTA walks x the cost of a step at that tile,
-// K split in powers of two while the CTAs stay within one an SM and each split walks at least
-// kA16w4TiledMinStepsPerSplit steps; the cheapest wins, ties to the shorter tile. A step's cost relative to the
-// 32-token tile's, measured on the H100 (2026-11-25, gate_up 28672 x 8192 at M 16, 64 and 96, build 3c4816d):
-// 1.1 at 64 tokens, 1.45 at 128, the tensor work growing with the tile while the weights' dequantization does not.
+// Output tiles are few at the M this kernel is for, so the heuristic aims to fill every SM: 128-token tiles
+// where those alone give each SM a CTA, else 64; then the shortest token tile that gives as many tiles (fewer
+// copies for the producer and shorter multiplies a step, for the same weights); then K split in powers of two
+// while the CTAs stay within one an SM and each split walks at least kA16w4TiledMinStepsPerSplit steps. Where K
+// stays whole, 128-token tiles replace the shorter ones if their fewer waves of CTAs cost less: waves x a step's
+// cost, relative to the 32-token tile's 1, measured on the H100 (2026-11-25, gate_up 28672 x 8192 at M 16, 64 and
+// 96): 1.1 at 64 tokens, 1.45 at 128. (Splitting K across 128-token tiles instead measured 0.45-0.96x at M 96-128.)
 // `row_tiles_128` / `_64` / `_32`: the problem's tiles of M at each height (summed over groups).
 constexpr int kA16w4TiledMinStepsPerSplit = 8;
 
-inline A16w4TiledConfig a16w4_tiled_config_at(int block_m, int64_t row_tiles, int64_t n_tiles, int64_t k_steps,
-                                              int multiprocessors) {
+inline double a16w4_tiled_step_cost(int block_m) { return block_m == 128 ? 1.45 : block_m == 64 ? 1.1 : 1.0; }
+
+inline A16w4TiledConfig choose_a16w4_tiled_config(int64_t row_tiles_128, int64_t row_tiles_64, int64_t row_tiles_32,
+                                                  int64_t n_tiles, int64_t k_steps, int multiprocessors) {
   A16w4TiledConfig config;
-  config.block_m = block_m;
+  int64_t row_tiles = row_tiles_128;
+  if (row_tiles_128 * n_tiles < multiprocessors) {
+    config.block_m = 64;
+    row_tiles = row_tiles_64;
+  }
+  if (row_tiles_64 == row_tiles) config.block_m = 64;
+  if (row_tiles_32 == row_tiles) config.block_m = 32;
   const int64_t tiles = std::max<int64_t>(row_tiles * n_tiles, 1);
   int64_t split = 1;
   while (tiles * split * 2 <= multiprocessors && k_steps / (split * 2) >= kA16w4TiledMinStepsPerSplit) split *= 2;
   config.steps_per_split = int((k_steps + split - 1) / split);
   config.split_k = int((k_steps + config.steps_per_split - 1) / config.steps_per_split);
-  return config;
-}
-
-inline A16w4TiledConfig choose_a16w4_tiled_config(int64_t row_tiles_128, int64_t row_tiles_64, int64_t row_tiles_32,
-                                                  int64_t n_tiles, int64_t k_steps, int multiprocessors) {
-  struct Candidate {
-    int block_m;
-    int64_t row_tiles;
-    double step_cost;
+  const auto waves = [&](int64_t ctas) {
+    return double((std::max<int64_t>(ctas, 1) + multiprocessors - 1) / multiprocessors);
   };
-  const Candidate candidates[] = {{32, row_tiles_32, 1.0}, {64, row_tiles_64, 1.1}, {128, row_tiles_128, 1.45}};
-  A16w4TiledConfig best;
-  double best_time = 0;
-  for (const Candidate& c : candidates) {
-    const A16w4TiledConfig config = a16w4_tiled_config_at(c.block_m, c.row_tiles, n_tiles, k_steps, multiprocessors);
-    const int64_t ctas = std::max<int64_t>(c.row_tiles * n_tiles, 1) * config.split_k;
-    const double time = double((ctas + multiprocessors - 1) / multiprocessors) * config.steps_per_split * c.step_cost;
-    if (c.block_m == 32 || time < best_time) {
-      best = config;
-      best_time = time;
-    }
-  }
-  return best;
+  if (config.split_k == 1 && config.block_m != 128 &&
+      waves(row_tiles_128 * n_tiles) * a16w4_tiled_step_cost(128) <
+          waves(tiles) * a16w4_tiled_step_cost(config.block_m))
+    config.block_m = 128;
+  return config;
 }
 
 inline std::string describe(const A16w4TiledConfig& config) {
