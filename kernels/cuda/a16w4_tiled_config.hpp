@@ -4,10 +4,11 @@
 // The kernel multiplies the transposed problem, C^T = W x A^T: a CTA computes 128 weight rows (N) x block_m
 // tokens (M: 32, 64 or 128) over its K range, 64 of K a step. The FP4 weights are kept tile by tile: for each
 // 128-row tile of N and 64-column step of K, 128 rows of 32 bytes of e2m1 codes, then 128 rows of 64 / block_k
-// block scales as bf16 (a16w4_tiled_scale_bits). Within a row, lane t of a quad loads its 16 codes as two 32-bit words, word u holding the four
-// bf16 pairs j = 0..3 of the wgmma A fragment at K = 16s + 2t + 8h and the next K (s = 2u + j / 2, h = j % 2),
-// their bits placed so that each pair is a shift and a mask away from bf16 (a16w4_tiled_code_word). N is padded
-// to 128 and K to 64 with zero codes (and unit scales), so no load of the weights is ever partial.
+// block scales as bf16 (a16w4_tiled_scale_bits). Within a row, lane t of a quad loads its 16 codes as two 32-bit
+// words, word u holding the four bf16 pairs j = 0..3 of the wgmma A fragment at K = 16s + 2t + 8h and the next K
+// (s = 2u + j / 2, h = j % 2), their bits placed so that each pair is a shift and a mask away from bf16
+// (a16w4_tiled_code_word). N is padded to 128 and K to 64 with zero codes (and unit scales), so no load of the
+// weights is ever partial.
 #pragma once
 
 #include <algorithm>

@@ -173,7 +173,8 @@ __device__ __forceinline__ void dequantize_step(const StepWeights& w, uint32_t (
     for (int s = 0; s < 4; ++s) {
       const uint32_t scale = __byte_perm(s < 2 ? w.scales[r].x : w.scales[r].y, 0, s % 2 ? 0x3232 : 0x1010);
 #pragma unroll
-      for (int h = 0; h < 2; ++h) fragments[s][2 * h + r] = dequantize_pair<kScale>(words[s / 2], 2 * (s % 2) + h, scale);
+      for (int h = 0; h < 2; ++h)
+        fragments[s][2 * h + r] = dequantize_pair<kScale>(words[s / 2], 2 * (s % 2) + h, scale);
     }
   }
 }
