@@ -1,9 +1,9 @@
 // The tiled W4A16 kernel (a16w4_tiled, a16w4_tiled_grouped): C (bf16) = A (bf16) x dequant(B)^T with B FP4
 // e2m1 in the layout of a16w4_tiled_config.hpp, on Hopper's wgmma, as the transposed product C^T = W x A^T.
 //
-// The weights are wgmma's A operand, from registers: each consumer thread loads its fragment's codes and scale
-// codes from global memory a few steps ahead of use, and turns them into the bf16 pairs of the m64k16 fragment
-// (e2m1 to bf16 through a byte-permute table, times the block scale in bf16: exact, e2m1 x a power of two or
+// The weights are wgmma's A operand, from registers: each consumer thread loads its fragment's codes and block
+// scales from global memory a few steps ahead of use, and turns them into the bf16 pairs of the m64k16 fragment
+// (e2m1 bits shifted into bf16 position, times the block scale in bf16: exact, e2m1 x a power of two or
 // e2m1 x ue4m3 having at most 6 significant bits) while the tensor cores multiply the previous step. The tokens
 // are the B operand: a producer warp copies each step's activation tile (K-major, 128-byte swizzle) into a ring
 // of shared-memory stages, announced full and handed back empty through mbarriers, so no CTA-wide barrier runs
@@ -55,19 +55,14 @@ __device__ __forceinline__ bool find_row_tile(const A16w4TiledParams& p, int uni
   return false;
 }
 
-// A scale code as a bf16x2 with both halves equal (exact: e8m0 is a power of two, ue4m3 has 4 significant
-// bits). ue4m3 without a branch: its bits placed as an fp32's exponent and mantissa read 2^-120 times the value,
-// subnormal codes included (fp32 keeps denormals here), and 2^120 scales it back.
+// The code pairs come out of a16w4_tiled_code_pair as e2m1 x 2^-126 (bf16, 0.5 on a subnormal). ue4m3 scales
+// are packed times 2^117 (a16w4_tiled_scale_bits), so that one multiply gives the weight x 2^-9, a normal bf16
+// for every code pair and scale code (2^-19 .. 6 x 448 x 2^-9), and the epilogue multiplies the fp32 sums by 2^9:
+// both exact, powers of two in range. e8m0 scales span more than bf16 could hold with such a factor, so their
+// pairs take 2^126 back first.
 template <ScaleCode kScale>
-__device__ __forceinline__ uint32_t scale_pair(uint32_t code) {
-  if constexpr (kScale == ScaleCode::e8m0) {
-    const uint32_t bits = code == 0 ? 0x0040u : code << 7;  // 2^(code - 127); code 0 is the bf16 subnormal 2^-127
-    return bits * 0x10001u;
-  } else {
-    const float value = __fmul_rn(__uint_as_float(code << 20), 0x1p120f);
-    return __byte_perm(__float_as_uint(value), 0, 0x3232);
-  }
-}
+constexpr float kAccumulatorScale = kScale == ScaleCode::ue4m3 ? 0x1p9f : 1.0f;
+constexpr uint32_t kRebias126 = 0x7E807E80u;  // 2^126 in both bf16 halves
 
 __device__ __forceinline__ uint32_t multiply_bf16x2(uint32_t a, uint32_t b) {
   uint32_t d;
@@ -75,28 +70,12 @@ __device__ __forceinline__ uint32_t multiply_bf16x2(uint32_t a, uint32_t b) {
   return d;
 }
 
-// The 8 e2m1 codes of `word` (code j in bits 4j..4j+3) as 4 bf16 pairs (code 2i in the low half of pair i),
-// pairs 0 and 1 times `scale_first`, 2 and 3 times `scale_last` (bf16x2s with both halves equal). The magnitude
-// (3 bits) indexes a byte-permute table of the bf16 bytes of 0, 0.5, 1, 1.5, 2, 3, 4, 6; the sign bit moves to
-// the top of its half.
-__device__ __forceinline__ uint4 dequantize_8(uint32_t word, uint32_t scale_first, uint32_t scale_last) {
-  constexpr uint32_t kHigh0 = 0x3F3F3F00u, kHigh1 = 0x40404040u;  // high bytes of magnitudes 0..3, 4..7
-  constexpr uint32_t kLow0 = 0xC0800000u, kLow1 = 0xC0804000u;    // low bytes
-  const uint32_t magnitudes = word & 0x77777777u;  // a selector nibble's top bit would replicate a sign
-  const uint32_t high_first = __byte_perm(kHigh0, kHigh1, magnitudes);
-  const uint32_t low_first = __byte_perm(kLow0, kLow1, magnitudes);
-  const uint32_t high_last = __byte_perm(kHigh0, kHigh1, magnitudes >> 16);
-  const uint32_t low_last = __byte_perm(kLow0, kLow1, magnitudes >> 16);
-  uint32_t pairs[4] = {__byte_perm(low_first, high_first, 0x5140), __byte_perm(low_first, high_first, 0x7362),
-                       __byte_perm(low_last, high_last, 0x5140), __byte_perm(low_last, high_last, 0x7362)};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    // Code 2i's sign (bit 8i + 3) to bit 15, code 2i + 1's (bit 8i + 7) to bit 31.
-    const uint32_t byte = word >> (8 * i);
-    const uint32_t signs = ((byte << 12) & 0x8000u) | ((byte << 24) & 0x80000000u);
-    pairs[i] = multiply_bf16x2(pairs[i] | signs, i < 2 ? scale_first : scale_last);
-  }
-  return make_uint4(pairs[0], pairs[1], pairs[2], pairs[3]);
+// Pair j of a code word times its block scale (a bf16x2 with both halves equal).
+template <ScaleCode kScale>
+__device__ __forceinline__ uint32_t dequantize_pair(uint32_t word, int pair, uint32_t scale) {
+  uint32_t bits = a16w4_tiled_code_pair(word, pair);
+  if constexpr (kScale == ScaleCode::e8m0) bits = multiply_bf16x2(bits, kRebias126);
+  return multiply_bf16x2(bits, scale);
 }
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a tile of 128-byte rows in the 128-byte swizzle.
@@ -153,15 +132,15 @@ __device__ __forceinline__ void produce(const A16w4TiledParams& p, const RowTile
 }
 
 // One step's weights of a consumer thread: its quad lane's 8 bytes of codes of fragment rows r and r + 8, and
-// their scale codes, one byte per 16 of K (codes of 32-element blocks repeated).
+// their bf16 block scales.
 struct StepWeights {
   uint2 codes[2];
-  uint32_t scales[2];
+  uint2 scales[2];  // bf16 scales of K 16s..16s + 15, s = 0..3: halves of x then of y
 };
 
 struct WeightSource {
   const uint8_t* codes;   // row r's 8 bytes at the CTA's first step
-  const uint8_t* scales;  // row r's scale codes there
+  const uint8_t* scales;  // row r's scales there
   int scale_bytes_per_row;
   int scale_step_bytes;
 };
@@ -172,34 +151,31 @@ __device__ __forceinline__ void load_step_weights(const WeightSource& w, int ste
   out.codes[0] = __ldg(reinterpret_cast<const uint2*>(codes));
   out.codes[1] = __ldg(reinterpret_cast<const uint2*>(codes + 8 * 32));
   const uint8_t* scales = w.scales + int64_t(step) * w.scale_step_bytes;
-  if (w.scale_bytes_per_row == 4) {
-    out.scales[0] = __ldg(reinterpret_cast<const uint32_t*>(scales));
-    out.scales[1] = __ldg(reinterpret_cast<const uint32_t*>(scales + 8 * 4));
-  } else {
-    out.scales[0] = __byte_perm(__ldg(reinterpret_cast<const unsigned short*>(scales)), 0, 0x1100);
-    out.scales[1] = __byte_perm(__ldg(reinterpret_cast<const unsigned short*>(scales + 8 * 2)), 0, 0x1100);
+  if (w.scale_bytes_per_row == 8) {
+    out.scales[0] = __ldg(reinterpret_cast<const uint2*>(scales));
+    out.scales[1] = __ldg(reinterpret_cast<const uint2*>(scales + 8 * 8));
+  } else {  // a scale per 32: each serves two 16s
+    for (int r = 0; r < 2; ++r) {
+      const uint32_t pair = __ldg(reinterpret_cast<const uint32_t*>(scales + 8 * 4 * r));
+      out.scales[r] = make_uint2(__byte_perm(pair, 0, 0x1010), __byte_perm(pair, 0, 0x3232));
+    }
   }
 }
 
 // A step's weights as the four m64k16 A fragments of its 64 K: fragment s, register h x 2 + r holds row r x 8
-// at K 16s + 8h (the packed byte order makes byte 2s + h of a row's word that pair).
+// at K 16s + 8h, pair 2 (s % 2) + h of the row's code word s / 2.
 template <ScaleCode kScale>
 __device__ __forceinline__ void dequantize_step(const StepWeights& w, uint32_t (&fragments)[4][4]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    uint32_t scales[4];
+    const uint32_t words[2] = {w.codes[r].x, w.codes[r].y};
 #pragma unroll
-    for (int s = 0; s < 4; ++s) scales[s] = scale_pair<kScale>((w.scales[r] >> (8 * s)) & 0xFFu);
-    const uint4 first = dequantize_8(w.codes[r].x, scales[0], scales[1]);
-    const uint4 last = dequantize_8(w.codes[r].y, scales[2], scales[3]);
-    fragments[0][r] = first.x;
-    fragments[0][2 + r] = first.y;
-    fragments[1][r] = first.z;
-    fragments[1][2 + r] = first.w;
-    fragments[2][r] = last.x;
-    fragments[2][2 + r] = last.y;
-    fragments[3][r] = last.z;
-    fragments[3][2 + r] = last.w;
+    for (int s = 0; s < 4; ++s) {
+      const uint32_t scale = __byte_perm(s < 2 ? w.scales[r].x : w.scales[r].y, 0, s % 2 ? 0x3232 : 0x1010);
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        fragments[s][2 * h + r] = dequantize_pair<kScale>(words[s / 2], 2 * (s % 2) + h, scale);
+    }
   }
 }
 
@@ -320,7 +296,7 @@ __global__ void __launch_bounds__(kA16w4TiledThreads, 1)
   ptx::wgmma_wait<0>();
   ptx::fence_accumulators(accumulators);
 
-  const float scale = __ldg(p.tensor_scales + tile.group);
+  const float scale = __ldg(p.tensor_scales + tile.group) * kAccumulatorScale<kScale>;
   const int n0 = n_tile * kA16w4TiledBlockN;
   if (gridDim.z == 1) {
     store_transposed(accumulators, p, tile, n0, scale);

@@ -23,37 +23,38 @@ struct PackProblem {
   A16w4TiledLayout layout;
 };
 
-// One thread per byte of codes: byte 8t + 2s + h of (batch, N tile, step, row) holds K = step*64 + 16s + 2t + 8h
-// (low nibble) and the next K (high nibble), the order of the wgmma A fragment (a16w4_tiled_config.hpp).
-__global__ void pack_codes_kernel(uint8_t* codes, PackProblem p) {
-  const int64_t per_batch = p.layout.code_bytes(), count = p.batch * per_batch;
+// One thread per 32-bit code word: word 2t + u of (batch, N tile, step, row) holds the pairs j = 0..3 of K =
+// step*64 + 16s + 2t + 8h and the next K, s = 2u + j / 2, h = j % 2 (a16w4_tiled_code_word).
+__global__ void pack_codes_kernel(uint32_t* words, PackProblem p) {
+  const int64_t per_batch = p.layout.code_bytes() / 4, count = p.batch * per_batch;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t b = i / per_batch, within = i % per_batch;
-    const int byte = int(within % 32), tile_row = int(within / 32 % kA16w4TiledBlockN);
-    const int64_t tile_step = within / kA16w4TiledCodeBytes;
+    const int word = int(within % 8), tile_row = int(within / 8 % kA16w4TiledBlockN);
+    const int64_t tile_step = within / (kA16w4TiledCodeBytes / 4);
     const int64_t row = tile_step / p.layout.k_steps * kA16w4TiledBlockN + tile_row;
-    const int quad_lane = byte / 8, substep = byte % 8 / 2, half = byte % 2;
-    const int64_t k0 = tile_step % p.layout.k_steps * kA16w4TiledBlockK + 16 * substep + 2 * quad_lane + 8 * half;
-    uint8_t value = 0;
-    for (int j = 0; j < 2; ++j) {
-      if (row >= p.n || k0 + j >= p.k) continue;  // padding multiplies as zero
-      const uint16_t code =
-          synthetic::element_code(p.encoding, p.streams, p.seed, synthetic::b_index(b, row, k0 + j, p.n, p.k));
-      value |= uint8_t((code & 0xF) << (4 * j));
+    const int quad_lane = word / 2, upper = word % 2;
+    uint8_t codes[8] = {};
+    for (int e = 0; e < 8; ++e) {
+      const int pair = e / 2, substep = 2 * upper + pair / 2, half = pair % 2;
+      const int64_t k = tile_step % p.layout.k_steps * kA16w4TiledBlockK + 16 * substep + 2 * quad_lane + 8 * half +
+                        e % 2;
+      if (row >= p.n || k >= p.k) continue;  // padding multiplies as zero
+      codes[e] = uint8_t(
+          synthetic::element_code(p.encoding, p.streams, p.seed, synthetic::b_index(b, row, k, p.n, p.k)) & 0xF);
     }
-    codes[i] = value;
+    words[i] = a16w4_tiled_code_word(codes);
   }
 }
 
-// One thread per scale byte: (batch, N tile, step, row, block s of the step).
-__global__ void pack_scales_kernel(uint8_t* scales, PackProblem p, int* out_of_range) {
-  const int per_row = p.layout.scale_bytes_per_row;
-  const int64_t per_batch = p.layout.scale_bytes(), count = p.batch * per_batch;
+// One thread per scale: (batch, N tile, step, row, block s of the step), its code as a16w4_tiled_scale_bits.
+__global__ void pack_scales_kernel(uint16_t* scales, PackProblem p, int* out_of_range) {
+  const int per_row = p.layout.scale_bytes_per_row / 2;
+  const int64_t per_batch = p.layout.scale_bytes() / 2, count = p.batch * per_batch;
   const bool e8m0 = p.encoding.scale == ScaleType::e8m0;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t b = i / per_batch, within = i % per_batch;
     const int block = int(within % per_row), tile_row = int(within / per_row % kA16w4TiledBlockN);
-    const int64_t tile_step = within / p.layout.scale_step_bytes();
+    const int64_t tile_step = within / (p.layout.scale_step_bytes() / 2);
     const int64_t row = tile_step / p.layout.k_steps * kA16w4TiledBlockN + tile_row;
     const int64_t k0 = tile_step % p.layout.k_steps * kA16w4TiledBlockK + int64_t(block) * p.encoding.block_k;
     uint8_t code = e8m0 ? kE8m0Unit : kUe4m3Unit;
@@ -63,7 +64,7 @@ __global__ void pack_scales_kernel(uint8_t* scales, PackProblem p, int* out_of_r
       const bool fits = e8m0 ? code <= kE8m0HighestCode : (code & 0x7F) != 0x7F && code < 0x80;
       if (!fits) atomicOr(out_of_range, 1);
     }
-    scales[i] = code;
+    scales[i] = a16w4_tiled_scale_bits(code, e8m0);
   }
 }
 
@@ -79,9 +80,10 @@ A16w4TiledWeights pack_a16w4_tiled_weights(const OperandEncoding& weights, uint6
   const PackProblem problem{weights, synthetic::kBStreams, seed, batch, n, k, packed.layout};
   DeviceBuffer<int> out_of_range(1);
   CUDA_CHECK(cudaMemsetAsync(out_of_range.data(), 0, sizeof(int), stream));
-  launch_grid_stride(pack_codes_kernel, batch * packed.layout.code_bytes(), stream, packed.codes.data(), problem);
-  launch_grid_stride(pack_scales_kernel, batch * packed.layout.scale_bytes(), stream, packed.scales.data(), problem,
-                     out_of_range.data());
+  launch_grid_stride(pack_codes_kernel, batch * packed.layout.code_bytes() / 4, stream,
+                     reinterpret_cast<uint32_t*>(packed.codes.data()), problem);
+  launch_grid_stride(pack_scales_kernel, batch * packed.layout.scale_bytes() / 2, stream,
+                     reinterpret_cast<uint16_t*>(packed.scales.data()), problem, out_of_range.data());
   std::vector<float> tensor_scales(std::size_t(std::max<int64_t>(batch, 1)), 1.0f);
   for (int64_t b = 0; b < batch; ++b)
     tensor_scales[std::size_t(b)] = synthetic::tensor_scale_value(weights, synthetic::kBStreams, seed, b);
