@@ -52,8 +52,7 @@ class A16w4TiledPrepared final : public CudaPreparedGemm {
       CUDA_CHECK(cudaMemsetAsync(arrivals_.data(), 0, arrivals_.bytes(), stream));
     }
     set_output(c_.data(), s.m * s.n, OutputStrides{s.m * s.n, s.n, 1});
-    params_.a = a_.data();
-    params_.lda = a16w4_tiled_lda(s.k);
+    activations_ = a16w4_tiled_activation_map(a_.data(), s.m, s.k, config_);
     params_.codes = weights.codes.data();
     params_.scales = weights.scales.data();
     params_.tensor_scales = weights.tensor_scales.data();
@@ -69,7 +68,8 @@ class A16w4TiledPrepared final : public CudaPreparedGemm {
   }
 
   void run() override {
-    launch_a16w4_tiled(params_, config_, scale_, row_units_, device_.programmatic_launch(), device_.stream());
+    launch_a16w4_tiled(params_, activations_, config_, scale_, row_units_, device_.programmatic_launch(),
+                       device_.stream());
   }
   std::string launch_name() const override {
     return "a16w4_tiled/" + describe(config_) + (device_.programmatic_launch() ? "+pdl" : "");
@@ -84,6 +84,7 @@ class A16w4TiledPrepared final : public CudaPreparedGemm {
   DeviceBuffer<float> partials_;
   DeviceBuffer<unsigned> arrivals_;
   A16w4TiledParams params_;
+  CUtensorMap activations_{};
 };
 
 class A16w4TiledSession final : public GemmSession {
@@ -126,7 +127,7 @@ KernelEntry a16w4_tiled_entry() {
       "dequantized to bf16 in registers, C bf16",
       "ours: tiled W4A16 on wgmma bf16 as C^T = W x A^T (128 weight rows x 32, 64 or 128 tokens, K 64 a step): "
       "the weights dequantized in registers as wgmma's A operand while the previous step multiplies, the tokens "
-      "from a shared-memory ring a producer warp fills (mbarriers), split-K with a fused reduction"));
+      "from a shared-memory ring the copy engine fills (TMA, mbarriers), split-K with a fused reduction"));
   entry.unsupported_reason = a16w4_tiled_unsupported_reason;
   entry.describe_config = [](const GemmShape& shape) {
     return describe(choose_dense_config(shape, a16w4_multiprocessors()));

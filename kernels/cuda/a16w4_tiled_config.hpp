@@ -101,9 +101,8 @@ struct A16w4TiledLayout {
 // What one launch multiplies. Dense: `groups` 0 and `m` rows. Grouped: `groups` experts whose rows live on the
 // device; contiguous (slot_rows 0, each group's first row a multiple of `align`) or masked (group g's rows from
 // g x slot_rows).
+// The activations travel apart, as a tensor map (A16w4TiledArguments).
 struct A16w4TiledParams {
-  const uint16_t* a = nullptr;  // [rows][lda] bf16, columns K..lda-1 zero
-  int64_t lda = 0;              // a multiple of 8 (16-byte copies)
   const uint8_t* codes = nullptr;   // [batch][layout.code_bytes()]
   const uint8_t* scales = nullptr;  // [batch][layout.scale_bytes()]
   const float* tensor_scales = nullptr;  // [batch]: the per-tensor scale (1 where the format has none)

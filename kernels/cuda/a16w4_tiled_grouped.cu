@@ -72,8 +72,7 @@ class A16w4TiledGroupedPrepared final : public CudaGroupedPreparedGemm {
       CUDA_CHECK(cudaMemsetAsync(partials_.data(), 0, partials_.bytes(), stream));
       CUDA_CHECK(cudaMemsetAsync(arrivals_.data(), 0, arrivals_.bytes(), stream));
     }
-    params_.a = a_.data();
-    params_.lda = a16w4_tiled_lda(k);
+    activations_ = a16w4_tiled_activation_map(a_.data(), layout_rows, k, config_);
     params_.codes = weights.packed.codes.data();
     params_.scales = weights.packed.scales.data();
     params_.tensor_scales = weights.packed.tensor_scales.data();
@@ -96,7 +95,8 @@ class A16w4TiledGroupedPrepared final : public CudaGroupedPreparedGemm {
   void run() override {
     // No group: `groups` 0 would read as a dense problem, and there is nothing to launch.
     if (params_.groups == 0) return;
-    launch_a16w4_tiled(params_, config_, scale_, row_units_, device_.programmatic_launch(), device_.stream());
+    launch_a16w4_tiled(params_, activations_, config_, scale_, row_units_, device_.programmatic_launch(),
+                       device_.stream());
   }
   std::string launch_name() const override {
     return "a16w4_tiled_grouped/" + describe(config_) + "_units" + std::to_string(row_units_) +
@@ -115,6 +115,7 @@ class A16w4TiledGroupedPrepared final : public CudaGroupedPreparedGemm {
   DeviceBuffer<float> partials_;
   DeviceBuffer<unsigned> arrivals_;
   A16w4TiledParams params_;
+  CUtensorMap activations_{};
 };
 
 std::size_t activation_bytes(const GroupedShape& shape, const A16w4TiledWeights& packed) {

@@ -5,10 +5,11 @@
 // scales from global memory a few steps ahead of use, and turns them into the bf16 pairs of the m64k16 fragment
 // (e2m1 bits shifted into bf16 position, times the block scale in bf16: exact, e2m1 x a power of two or
 // e2m1 x ue4m3 having at most 6 significant bits) while the tensor cores multiply the previous step. The tokens
-// are the B operand: a producer warp copies each step's activation tile (K-major, 128-byte swizzle) into a ring
-// of shared-memory stages, announced full and handed back empty through mbarriers, so no CTA-wide barrier runs
-// in the K loop. The per-tensor scale multiplies the fp32 result, written transposed. With K split across CTAs
-// the fp32 partials meet in a workspace that the last CTA of each tile writes out and leaves at zero.
+// are the B operand: a producer thread has the copy engine (TMA) bring each step's activation tile (K-major,
+// 128-byte swizzle) into a ring of shared-memory stages, announced full and handed back empty through mbarriers,
+// so no CTA-wide barrier runs in the K loop. The per-tensor scale multiplies the fp32 result, written transposed.
+// With K split across CTAs the fp32 partials meet in a workspace that the last CTA of each tile writes out and
+// leaves at zero.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -78,16 +79,11 @@ __device__ __forceinline__ uint32_t dequantize_pair(uint32_t word, int pair, uin
   return multiply_bf16x2(bits, scale);
 }
 
-// Byte offset of 16-byte chunk `chunk` of row `row` in a tile of 128-byte rows in the 128-byte swizzle.
-__device__ __forceinline__ uint32_t swizzled(int row, int chunk) {
-  return uint32_t(row * 128 + ((chunk ^ (row & 7)) << 4));
-}
-
 constexpr int kStages = kA16w4TiledActivationStages;
 constexpr int kConsumerWarps = kA16w4TiledConsumerThreads / 32;
 
 // The activation ring (tiles on 1024 bytes, the swizzle's period) and its barriers: `full` completes when the
-// producer's copies of a stage have landed, `empty` when every consumer warp's multiply of it has finished.
+// copy engine has delivered a stage, `empty` when every consumer warp's multiply of it has finished.
 template <int kBlockM>
 struct Ring {
   static constexpr uint32_t kTile = kBlockM * kA16w4TiledBlockK * 2;
@@ -98,37 +94,21 @@ struct Ring {
   __device__ uint32_t empty(int stage) const { return barriers + (kStages + stage) * 8; }
 };
 
-// The producer warpgroup: each step's activations (the tile's rows, columns col0 + 64 step on; zeros past the rows
-// and past lda) into stage step % kStages once its last multiply has finished. A stage is announced full when
-// each lane's copies of it have landed (cp.async groups, kPending in flight) and are visible to wgmma.
+// The producer: one thread of the producer warpgroup asks the copy engine for each step's activation tile (the
+// tile's rows, columns col0 + 64 step on) into stage step % kStages once its last multiply has finished; the copy
+// completes the stage's `full` barrier with its bytes. Rows past the tensor and columns past lda arrive as zeros;
+// rows past a group's last (the next group's, or padding) are multiplied into token columns nothing writes.
 template <int kBlockM>
-__device__ __forceinline__ void produce(const A16w4TiledParams& p, const RowTile& tile, int64_t col0, int steps,
+__device__ __forceinline__ void produce(const CUtensorMap* activations, const RowTile& tile, int col0, int steps,
                                         const Ring<kBlockM>& ring) {
-  // A stage is announced kPending steps after its copies are issued; issuing step s waits for the consumers to
-  // hand back stage s - kStages, which they do two steps after it (their multiplies run two deep): so kPending
-  // stays within kStages - 3, or the two would wait on each other.
-  constexpr int kPending = kStages - 3;
-  const int lane = int(threadIdx.x % 128);
-  const uint16_t* a = p.a + int64_t(tile.first_row) * p.lda;
+  tma::prefetch_tensor_map(activations);
   for (int step = 0; step < steps; ++step) {
     const int stage = step % kStages;
     if (step >= kStages) tma::wait_barrier(ring.empty(stage), (step / kStages - 1) & 1);
-    for (int i = lane; i < kBlockM * 8; i += 128) {
-      const int row = i / 8, chunk = i % 8;
-      const int64_t col = col0 + int64_t(step) * kA16w4TiledBlockK + chunk * 8;
-      const bool valid = row < tile.rows && col < p.lda;
-      ptx::copy_16_async(ring.tile(stage) + swizzled(row, chunk), valid ? a + row * p.lda + col : a, valid);
-    }
-    ptx::commit_async_copies();
-    if (step >= kPending) {
-      ptx::wait_async_copies<kPending>();
-      ptx::fence_generic_to_async_proxy();
-      tma::arrive(ring.full((step - kPending) % kStages));
-    }
+    tma::arrive_expect_bytes(ring.full(stage), Ring<kBlockM>::kTile);
+    tma::load_tile_2d(ring.tile(stage), activations, col0 + step * kA16w4TiledBlockK, tile.first_row,
+                      ring.full(stage));
   }
-  ptx::wait_async_copies<0>();
-  ptx::fence_generic_to_async_proxy();
-  for (int step = steps > kPending ? steps - kPending : 0; step < steps; ++step) tma::arrive(ring.full(step % kStages));
 }
 
 // One step's weights of a consumer thread: its quad lane's 8 bytes of codes of fragment rows r and r + 8, and
@@ -215,11 +195,19 @@ __device__ __forceinline__ void store_transposed(const float (&accumulators)[kAc
   }
 }
 
+// A launch's arguments: the parameters and the activations [rows][lda] bf16 (columns K..lda-1 zero) as a tensor map
+// in boxes of kBlockM rows x 64 columns, in the 128-byte swizzle (a16w4_tiled_activation_map).
+struct A16w4TiledArguments {
+  A16w4TiledParams params;
+  CUtensorMap activations;
+};
+
 // Grid: x the row tiles (units of find_row_tile; adjacent CTAs share a weight tile in L2), y the N tiles,
 // z the K splits. Threads: two consumer warpgroups (weight rows 0-63, 64-127), then the producer warpgroup.
 template <int kBlockM, ScaleCode kScale>
 __global__ void __launch_bounds__(kA16w4TiledThreads, 1)
-    a16w4_tiled_kernel(const A16w4TiledParams p) {
+    a16w4_tiled_kernel(const __grid_constant__ A16w4TiledArguments arguments) {
+  const A16w4TiledParams& p = arguments.params;
   constexpr int kAccumulators = kBlockM / 2;
   constexpr int kAhead = 8;  // steps of weights in registers ahead of the one dequantized
   extern __shared__ uint8_t shared_bytes[];
@@ -236,7 +224,7 @@ __global__ void __launch_bounds__(kA16w4TiledThreads, 1)
   const int steps = min(p.steps_per_split, int(p.layout.k_steps) - begin);
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      tma::init_barrier(ring.full(s), kA16w4TiledThreads - kA16w4TiledConsumerThreads);
+      tma::init_barrier(ring.full(s), 1);
       tma::init_barrier(ring.empty(s), kConsumerWarps);
     }
     tma::fence_barrier_init();
@@ -244,7 +232,8 @@ __global__ void __launch_bounds__(kA16w4TiledThreads, 1)
   __syncthreads();
   if (threadIdx.x >= kA16w4TiledConsumerThreads) {
     tma::release_registers<40>();
-    produce<kBlockM>(p, tile, int64_t(begin) * kA16w4TiledBlockK, steps, ring);
+    if (threadIdx.x == kA16w4TiledConsumerThreads)
+      produce<kBlockM>(&arguments.activations, tile, begin * kA16w4TiledBlockK, steps, ring);
     return;
   }
   tma::claim_registers<232>();

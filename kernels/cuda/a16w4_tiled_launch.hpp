@@ -3,6 +3,7 @@
 // What all W4A16 entries share (identity, SMs planned for, the K they take) is a16w4_launch.cuh's.
 #pragma once
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -18,12 +19,17 @@ namespace shapescope::kernels::cuda {
 // Lets the instance for `config` and `scale` use its shared memory; once before its first launch (host only).
 void allow_a16w4_tiled_shared_memory(const A16w4TiledConfig& config, ScaleType scale);
 
-// One launch over `row_units` tiles of M (find_row_tile's units) x the N tiles x config.split_k.
-void launch_a16w4_tiled(const A16w4TiledParams& params, const A16w4TiledConfig& config, ScaleType scale,
-                        int64_t row_units, bool programmatic, cudaStream_t stream);
+// One launch over `row_units` tiles of M (find_row_tile's units) x the N tiles x config.split_k, the activations
+// read through `activations` (a16w4_tiled_activation_map for the same config).
+void launch_a16w4_tiled(const A16w4TiledParams& params, const CUtensorMap& activations, const A16w4TiledConfig& config,
+                        ScaleType scale, int64_t row_units, bool programmatic, cudaStream_t stream);
 
-// The activations' row stride: K rounded up to 8 elements, so that every 16-byte copy is aligned.
+// The activations' row stride: K rounded up to 8 elements, the 16-byte multiple a tensor map's rows need.
 constexpr int64_t a16w4_tiled_lda(int64_t k) { return (k + 7) / 8 * 8; }
+
+// The tensor map the kernel copies `rows` rows of K activations (row stride a16w4_tiled_lda(k)) through: boxes
+// of config.block_m rows x 64 columns in the 128-byte swizzle, zeros past the rows and past lda.
+CUtensorMap a16w4_tiled_activation_map(const uint16_t* a, int64_t rows, int64_t k, const A16w4TiledConfig& config);
 
 // `rows` rows of K bf16 activations, written by `fill` into a zeroed [rows][k] buffer, in a [rows][lda] one whose
 // columns K..lda-1 are zero (the kernel reads them; the weights there are zero codes).

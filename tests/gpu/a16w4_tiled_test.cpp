@@ -3,8 +3,8 @@
 // scale blocks, K off the 8-element activation rows, N off the 128-column tiles, M off the 32-, 64- and 128-token
 // tiles from 1 up, every token tile and split and unsplit K; split-K outputs after repeated runs and inside a CUDA
 // graph (the workspace must come back to zero); grouped: empty, one-row and tile-edge groups starting on any
-// row, contiguous and masked. Outputs poisoned before every run, fresh seeds per check. Each test skips without
-// a GPU.
+// row, contiguous and masked, partial tiles whose token boxes reach into the next group's rows. Outputs poisoned
+// before every run, fresh seeds per check. Each test skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -71,6 +71,16 @@ TEST(A16w4Tiled, GroupedMatchesReferenceGroupByGroup) {
                      {"targets.n1024.k7168", 4, 1024, 7168},
                      {"unaligned", 5, 200, 100}},
                     {0, 1, 63, 64, 65, 0, 129, 2, 200, 0, 128, 3}, {0, 5}, 0x7a4000);
+}
+
+// The copy engine brings whole boxes of token rows: a group's partial last tile holds the next group's rows
+// (contiguous at align 1) or padding, multiplied into token columns that nothing writes. Every group here ends
+// inside a tile, most with another group right behind it.
+TEST(A16w4Tiled, GroupedPartialTilesOverTheNextGroupsRowsStayExact) {
+  const auto device = open_device();
+  REQUIRE_GPU(device);
+  check_fp4_grouped(*device, "a16w4_tiled_grouped", {{"tile_edges.n256.k640", 6, 256, 640}},
+                    {31, 33, 95, 1, 127, 250}, {0, 3}, 0x7b4000);
 }
 
 // Split K included.
