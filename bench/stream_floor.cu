@@ -6,17 +6,19 @@
 //
 //   stream_floor [--sizes-mib 8,16,33,64,256]
 //
-// Prints, per size, the best rate over a few grid sizes (CTAs per SM) without and with PDL, and the
-// device-to-device copy bandwidth measured the same way as the profiler's (median of 9 copies of 256 MiB,
-// bytes read + written).
+// Prints, per size, the best rate over a few grid sizes (CTAs per SM) without and with PDL, beside the
+// device-to-device copy bandwidth the profiler measures and records in every sidecar (kernels::DeviceInfo).
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "kernels/kernel.hpp"
 
 namespace {
 
@@ -112,31 +114,6 @@ float time_reads(const std::vector<uint4*>& buffers, size_t bytes, uint4* sink, 
   return median(per_launch);
 }
 
-float copy_tb_per_s(cudaStream_t stream) {
-  constexpr size_t kBytes = size_t(256) << 20;
-  void *from, *to;
-  CHECK_CUDA(cudaMalloc(&from, kBytes));
-  CHECK_CUDA(cudaMalloc(&to, kBytes));
-  cudaEvent_t start, stop;
-  CHECK_CUDA(cudaEventCreate(&start));
-  CHECK_CUDA(cudaEventCreate(&stop));
-  std::vector<float> rates;
-  for (int i = 0; i < 10; ++i) {
-    CHECK_CUDA(cudaEventRecord(start, stream));
-    CHECK_CUDA(cudaMemcpyAsync(to, from, kBytes, cudaMemcpyDeviceToDevice, stream));
-    CHECK_CUDA(cudaEventRecord(stop, stream));
-    CHECK_CUDA(cudaEventSynchronize(stop));
-    float ms = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    if (i > 0) rates.push_back(float(2.0 * kBytes / (ms * 1e-3) / 1e12));
-  }
-  CHECK_CUDA(cudaEventDestroy(start));
-  CHECK_CUDA(cudaEventDestroy(stop));
-  CHECK_CUDA(cudaFree(from));
-  CHECK_CUDA(cudaFree(to));
-  return median(rates);
-}
-
 std::vector<double> parse_sizes(int argc, char** argv) {
   std::string text = "8,16,24,33,48,64,128,256";
   for (int a = 1; a < argc; ++a) {
@@ -171,20 +148,22 @@ std::vector<double> parse_sizes(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const std::vector<double> sizes = parse_sizes(argc, argv);
-  int device = 0, sms = 0;
-  CHECK_CUDA(cudaGetDevice(&device));
-  CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  int l2_bytes = 0;
-  CHECK_CUDA(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
-  cudaDeviceProp properties;
-  CHECK_CUDA(cudaGetDeviceProperties(&properties, device));
+  const std::unique_ptr<shapescope::kernels::Device> device = shapescope::kernels::make_cuda_device();
+  if (!device) {
+    std::fprintf(stderr, "stream_floor: no CUDA GPU (%s): run it on a machine with one\n",
+                 shapescope::kernels::cuda_unavailable_reason().c_str());
+    return 2;
+  }
+  const shapescope::kernels::DeviceInfo info = device->info();
+  const int sms = info.multiprocessors;
+  const std::size_t l2_bytes = info.l2_bytes;
+  const double copy = info.copy_tb_per_s;
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   uint4* sink;
   CHECK_CUDA(cudaMalloc(&sink, kThreads * sizeof(uint4)));
 
-  const float copy = copy_tb_per_s(stream);
-  std::printf("device: %s, %d SMs, L2 %d MiB; copy (256 MiB, read + written): %.3f TB/s\n", properties.name, sms,
+  std::printf("device: %s, %d SMs, L2 %zu MiB; copy (256 MiB, read + written): %.3f TB/s\n", info.name.c_str(), sms,
               l2_bytes >> 20, copy);
   std::printf("%10s %10s %12s %12s %12s %12s %10s\n", "MiB", "bytes", "us", "TB/s", "us+pdl", "TB/s+pdl",
               "of copy");
