@@ -7,10 +7,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 
 #include "kernels/cuda/a16w4_blockscale_config.hpp"
+#include "kernels/cuda/forced_setting.hpp"
 #include "kernels/cuda/a16w4_blockscale_kernel.cuh"
 #include "kernels/cuda/a16w4_dequantized_gemm.hpp"
 #include "kernels/cuda/a16w4_launch.cuh"
@@ -220,9 +220,9 @@ A16w4DeviceSpec query_a16w4_spec(int ordinal) {
 // SHAPESCOPE_A16W4_RUNS=1 takes the persistent grid at every shape, =0 never: the knob of a calibration run and
 // of the tests, unset in normal runs.
 std::optional<bool> forced_runs() {
-  const char* value = std::getenv("SHAPESCOPE_A16W4_RUNS");
-  if (!value || !*value) return std::nullopt;
-  return std::atoi(value) != 0;
+  const std::optional<int> value = forced_setting("SHAPESCOPE_A16W4_RUNS");
+  if (!value) return std::nullopt;
+  return *value != 0;
 }
 
 A16w4Config choose_dense_config(const GemmShape& shape, const A16w4DeviceSpec& spec) {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/user_error.hpp"
+#include "kernels/cuda/forced_setting.hpp"
 #include "kernels/cuda/fp8_blockscale_device_spec.hpp"
 #include "kernels/cuda/fp8_tail_runs.hpp"
 #include "kernels/kernel.hpp"
@@ -341,10 +342,7 @@ constexpr double kFp8SplitTieBand = 0.03;
 // SHAPESCOPE_FP8_SPLIT_K, SHAPESCOPE_FP8_ROW_GROUPS, SHAPESCOPE_FP8_BLOCK_N,
 // SHAPESCOPE_FP8_TAIL_SPLITS and SHAPESCOPE_FP8_STREAM_K force one choice (when an instance exists for it): the knobs used to calibrate the cost model on
 // a device; unset in normal runs.
-inline int forced_fp8_setting(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? std::max(0, std::atoi(value)) : 0;
-}
+inline int forced_fp8_setting(const char* name) { return forced_setting(name).value_or(0); }
 
 // K split `split` ways over `tiles` output tiles: whole clusters, as many as are resident
 // at once (0 CTAs when this split does not run on the device).

@@ -91,16 +91,6 @@ inline Fp8SwapAbConfig fp8_swapab_with_splits(const GemmShape& shape, int weight
   return config;
 }
 
-// SHAPESCOPE_FP8_SWAP_AB=0 keeps every M on the tiled kernel, =1 takes swap-AB at every M it runs (up to 64);
-// SHAPESCOPE_FP8_SWAP_ROWS (64, 128) forces its weight rows per CTA, SHAPESCOPE_FP8_SWAP_SPLITS its K ranges
-// (=1: no cluster split): the knobs of a calibration run, unset in normal runs. A forced tile or split of the
-// tiled kernel (SHAPESCOPE_FP8_ROW_GROUPS, _BLOCK_N, _SPLIT_K, _TAIL_SPLITS) runs the tiled kernel.
-inline std::optional<int> fp8_swapab_setting(const char* name) {
-  const char* value = std::getenv(name);
-  if (!value || !*value) return std::nullopt;
-  return std::max(0, std::atoi(value));
-}
-
 // What the swap-AB heuristic minimises: every CTA streams its tile's K range, so the time goes with the
 // longest range's weight bytes, plus kFp8SwapAbSplitPriceBytes where K is split.
 inline int64_t fp8_swapab_streaming_cost(const Fp8SwapAbConfig& config) {
@@ -137,21 +127,24 @@ inline Fp8SwapAbConfig fp8_swapab_cheapest_tiling(const GemmShape& shape, const 
 }
 
 // Swap-AB at decode where the measurements above found it faster, in the cheapest tiling; nullopt where the
-// tiled kernel runs.
+// tiled kernel runs. SHAPESCOPE_FP8_SWAP_AB=0 keeps every M on the tiled kernel, =1 takes swap-AB at every M it
+// runs (up to 64); SHAPESCOPE_FP8_SWAP_ROWS (64, 128) forces its weight rows per CTA, SHAPESCOPE_FP8_SWAP_SPLITS
+// its K ranges (=1: no cluster split) (forced_setting.hpp). A forced tile or split of the tiled kernel
+// (SHAPESCOPE_FP8_ROW_GROUPS, _BLOCK_N, _SPLIT_K, _TAIL_SPLITS) runs the tiled kernel.
 inline std::optional<Fp8SwapAbConfig> choose_fp8_swapab_config(const GemmShape& shape, const Fp8DeviceSpec& spec) {
   const bool tiled_forced = forced_fp8_setting("SHAPESCOPE_FP8_ROW_GROUPS") > 0 ||
                             forced_fp8_setting("SHAPESCOPE_FP8_BLOCK_N") > 0 ||
                             forced_fp8_setting("SHAPESCOPE_FP8_SPLIT_K") > 0 ||
                             forced_fp8_setting("SHAPESCOPE_FP8_TAIL_SPLITS") > 0;
-  const std::optional<int> forced = fp8_swapab_setting("SHAPESCOPE_FP8_SWAP_AB");
+  const std::optional<int> forced = forced_setting("SHAPESCOPE_FP8_SWAP_AB");
   if (tiled_forced || forced == 0 || shape.m > kFp8SwapAbMaxTokens || shape.m < 1 || spec.multiprocessors < 1 ||
       std::max(fp8_swapab_shared_bytes(64, kFp8SwapAbMaxTokens), fp8_swapab_shared_bytes(128, kFp8SwapAbMaxTokens)) +
               16 * kFp8SwapAbMaxStages >
           spec.shared_bytes_per_block_optin)
     return std::nullopt;
   if (forced != 1 && shape.m > kFp8SwapAbLargestM) return std::nullopt;
-  return fp8_swapab_cheapest_tiling(shape, spec, fp8_swapab_setting("SHAPESCOPE_FP8_SWAP_ROWS"),
-                                    fp8_swapab_setting("SHAPESCOPE_FP8_SWAP_SPLITS"));
+  return fp8_swapab_cheapest_tiling(shape, spec, forced_setting("SHAPESCOPE_FP8_SWAP_ROWS"),
+                                    forced_setting("SHAPESCOPE_FP8_SWAP_SPLITS"));
 }
 
 inline std::string describe(const Fp8SwapAbConfig& config) {
