@@ -194,6 +194,52 @@ CauseCheck power_cap(const SeriesPoint& here, const SeriesPoint& reference, doub
           ""};
 }
 
+// A grouped GEMM that did more work per token than at the reference: the MFU it predicts, (tokens' rows / work
+// here) / (the same at the reference), is lower by at least half the drop. The work is the rows the kernel
+// computed (the tokens the routing put on this GPU's experts, each expert's rows padded to its tiles), or the
+// tile rows of the busiest expert, which that expert's CTAs run one after another while the others idle: the
+// kernel ends with its busiest expert.
+CauseCheck expert_rows(const Series& series, const SeriesPoint& here, const SeriesPoint& reference,
+                       double reference_utils) {
+  if (!series.grouped) return {};
+  if (here.useful_rows <= 0 || reference.useful_rows <= 0 || here.executed_rows <= 0 || reference.executed_rows <= 0)
+    return {std::nullopt, "no expert rows recorded"};
+  const double drop = reference_utils > 0 ? 1 - here.utils / reference_utils : 0;
+  const auto accounts = [&](double ratio) { return ratio < 1 && 1 - ratio >= 0.5 * drop; };
+  const double tokens = static_cast<double>(here.useful_rows) / static_cast<double>(reference.useful_rows);
+  const double computed = tokens * static_cast<double>(reference.executed_rows) / static_cast<double>(here.executed_rows);
+  if (accounts(computed)) {
+    return {Cause{CauseKind::expert_rows,
+                  fmt::format("M={} put {} rows of tokens on this GPU's experts, of {} rows the kernel computed "
+                              "({:.1f}%); M={}: {} of {} ({:.1f}%): {:.1f}% less MFU predicted, of a {:.1f}% drop",
+                              here.m, here.useful_rows, here.executed_rows,
+                              100.0 * static_cast<double>(here.useful_rows) / static_cast<double>(here.executed_rows),
+                              reference.m, reference.useful_rows, reference.executed_rows,
+                              100.0 * static_cast<double>(reference.useful_rows) /
+                                  static_cast<double>(reference.executed_rows),
+                              100 * (1 - computed), 100 * drop)},
+            ""};
+  }
+  const std::optional<TileShape> tile = tile_of(here), reference_tile = tile_of(reference);
+  if (tile && reference_tile && here.busiest_expert_rows > 0 && reference.busiest_expert_rows > 0) {
+    const int64_t passes = ceil_div(here.busiest_expert_rows, tile->m);
+    const int64_t reference_passes = ceil_div(reference.busiest_expert_rows, reference_tile->m);
+    const double busiest = tokens * static_cast<double>(reference_passes) / static_cast<double>(passes);
+    if (passes > reference_passes && accounts(busiest)) {
+      return {Cause{CauseKind::expert_rows,
+                    fmt::format("the busiest expert got {} rows at M={}: ⌈{}/{}⌉ = {} tile rows, run one after "
+                                "another (M={}: {} rows, {} tile row(s)); with {} vs {} rows of tokens, {:.1f}% "
+                                "less MFU predicted, of a {:.1f}% drop",
+                                here.busiest_expert_rows, here.m, here.busiest_expert_rows, tile->m, passes,
+                                reference.m, reference.busiest_expert_rows, reference_passes, here.useful_rows,
+                                reference.useful_rows, 100 * (1 - busiest), 100 * drop)},
+              ""};
+    }
+  }
+  return {std::nullopt, fmt::format("{} of {} computed rows held tokens vs {} of {} at M={}", here.useful_rows,
+                                    here.executed_rows, reference.useful_rows, reference.executed_rows, reference.m)};
+}
+
 // The GPU slowed down for a moment: the same kernel at a neighbouring M, scaled to this M's work, ran faster in its
 // median than this M in its fastest sample by at least half of this M's drop, yet took as long as that in its
 // slowest sample: the neighbour ran at this M's level for a moment of the sweep, and this M was measured all
@@ -237,6 +283,7 @@ constexpr EnumName<CauseKind> kCauseKindNames[] = {
     {CauseKind::noise, "noise"},
     {CauseKind::throttling, "throttling"},
     {CauseKind::power_cap, "power cap"},
+    {CauseKind::expert_rows, "expert rows"},
     {CauseKind::transient, "transient slowdown"},
     {CauseKind::extra_kernel, "extra kernel"},
     {CauseKind::dram_traffic, "DRAM traffic"},
@@ -266,19 +313,27 @@ std::optional<TileShape> tile_from_kernel_name(const std::string& kernel_name) {
   // Tokens between separators; a tile token is digits joined by 'x' (AITER asm adds a mangling 'E').
   static const std::regex token_pattern(R"([A-Za-z0-9]+)");
   static const std::regex dims_pattern(R"(^(\d+(?:x\d+)+)E?$)");
-  // CUTLASS-style shape tokens, as shapescope's own kernels name their CTA tile: "m128n256k128".
-  static const std::regex mnk_pattern(R"(^m(\d{1,6})n(\d{1,6})k\d+(?:x\d+)?$)");
+  // CUTLASS-style shape tokens, as shapescope's own kernels name their CTA tile: "m128n256k128"; cuBLAS's xmma
+  // kernels' "tilesize160x128x32", rows of our M first (on an A800, 108 SMs, N=4096: M=960 → 968 ran 136 → 202 µs,
+  // ⌈M/160⌉·⌈4096/128⌉ = 192 → 224 tiles, 2 → 3 waves; read transposed the tiles would not change).
+  static const std::regex mnk_pattern(R"(^(?:m(\d{1,6})n(\d{1,6})k\d+(?:x\d+)?|tilesize(\d{1,6})x(\d{1,6})x\d+)$)");
+  // cuBLAS's operand layout ("…_nn", "…_tn_align8"): cuBLAS is column-major, and a row-major caller (PyTorch,
+  // shapescope) runs C = A·B as cuBLAS's Cᵀ = Bᵀ·Aᵀ.
+  static const std::regex cublas_layout(R"((^|_)[nt][nt](_|$))");
   std::optional<TileShape> pair;
   std::string previous;
-  // shapescope's cuBLASLt description ("cublasLt algo=66 tile=128x64 …") names the tile in
-  // cuBLASLt's column-major terms: rows x columns of its D, which is our C transposed (N x M).
-  const bool cublaslt_description = kernel_name.rfind("cublasLt ", 0) == 0;
+  // Names in cuBLAS's column-major terms give the tile as rows x columns of its D, which is our C transposed
+  // (N x M): shapescope's cuBLASLt description ("cublasLt algo=66 tile=128x64 …") and cuBLAS's own kernels
+  // ("ampere_fp16_s16816gemm_fp16_256x128_…_nn", "cutlass_80_tensorop_…_256x128_32x3_nn_align8": on an RTX 4090,
+  // 128 SMs, N=14336, M=1152 → 1156 ran 813 → 1013 µs, ⌈M/128⌉·⌈14336/256⌉ = 504 → 560 tiles, 4 → 5 waves).
+  const bool column_major = kernel_name.rfind("cublasLt ", 0) == 0 || std::regex_search(kernel_name, cublas_layout);
   for (auto it = std::sregex_iterator(kernel_name.begin(), kernel_name.end(), token_pattern);
        it != std::sregex_iterator(); ++it) {
     const std::string token = it->str();
     std::smatch match;
     if (std::regex_match(token, match, mnk_pattern)) {
-      const TileShape tile{std::stoll(match[1].str()), std::stoll(match[2].str())};
+      const std::size_t first = match[1].matched ? 1 : 3;
+      const TileShape tile{std::stoll(match[first].str()), std::stoll(match[first + 1].str())};
       if (tile.m > 0 && tile.n > 0) return tile;
     }
     if (std::regex_match(token, match, dims_pattern)) {
@@ -298,7 +353,7 @@ std::optional<TileShape> tile_from_kernel_name(const std::string& kernel_name) {
       if (dims.size() == 4) return TileShape{dims[1], dims[2]};                 // CK: block, M, N, K per block
       if (dims.size() == 3 && previous == "cktile") return TileShape{dims[0], dims[1]};  // CK-tile: M, N, K
       if (dims.size() == 2 && dims[0] >= 16 && dims[1] >= 16 && !pair)
-        pair = cublaslt_description ? TileShape{dims[1], dims[0]} : TileShape{dims[0], dims[1]};
+        pair = column_major ? TileShape{dims[1], dims[0]} : TileShape{dims[0], dims[1]};
     }
     previous = token;
   }
@@ -334,6 +389,7 @@ Explanation explain_anomaly(const Series& series, const Anomaly& anomaly, const 
   const CauseCheck switched = kernel_switch(series, anomaly.index, anomaly.reference_index, anomaly.reference_utils);
   for (const CauseCheck& check : {switched, waves, noise(here, reference, anomaly.reference_utils), clock,
                                   power_cap(here, reference, anomaly.reference_utils),
+                                  expert_rows(series, here, reference, anomaly.reference_utils),
                                   transient(series, anomaly.index, anomaly.reference_utils)}) {
     if (check.cause) {
       explanation.causes.push_back(*check.cause);

@@ -17,6 +17,10 @@
 //  - power cap: the board's power policy held the SM clock down for a larger share of the point's time
 //    than of the reference's (NVML's violation counter, profile column power_capped_pct), by enough
 //    that the extra capped time, run at half speed, accounts for at least half the drop;
+//  - expert rows (grouped GEMMs): the kernel did more work per token than at the reference, by enough to
+//    account for at least half the drop: fewer of the rows it computed held a token (the routing put fewer
+//    tokens on this GPU's experts for the same tiles), or its busiest expert needs more tile rows, which the
+//    kernel's CTAs for that expert run one after another (profile columns useful_rows, executed_rows, rows_max);
 //  - transient slowdown: the same kernel at a neighbouring measured M (within
 //    kNeighbourSpan) ran, in its slowest sample, at least half of this M's drop
 //    slower than its median: the GPU slowed for a moment of the sweep (a power-capped
@@ -47,6 +51,7 @@ enum class CauseKind {
   noise,
   throttling,
   power_cap,       // held at the board's power limit for more of its time than the reference
+  expert_rows,     // grouped: more rows computed per token, or more tile rows for the busiest expert
   transient,       // the same kernel at the M beside it swung by as much between its own samples
   extra_kernel,    // counters: the run launched a kernel the reference's did not
   dram_traffic,    // counters: more DRAM bytes per minimum byte than at the reference
@@ -74,9 +79,10 @@ struct Explanation {
 // ("…_grid112") and programmatic dependent launch ("+pdl"), which change from M to M while the kernel stays.
 std::string launched_kernel(const std::string& kernel_name);
 
-// Parses vendor kernel names: cuBLAS/CUTLASS "…_128x64_…", shapescope's cuBLASLt description
-// "cublasLt algo=… tile=RxC …" (R x C are rows x columns of cuBLASLt's D, our N x M, so read
-// transposed), CK "…_256x128x128x128_…"
+// Parses vendor kernel names: cuBLAS/CUTLASS "…_128x64_…", read transposed where the name is in cuBLAS's
+// column-major terms (R x C rows x columns of its D, our N x M): shapescope's cuBLASLt description
+// "cublasLt algo=… tile=RxC …" and cuBLAS's kernels marked with its operand layout ("…_256x128_…_nn");
+// cuBLAS's xmma "…_tilesize160x128x32_…" (rows of M first), CK "…_256x128x128x128_…"
 // (block size, then M×N×K per block), CK-tile "…_cktile_32x128x128_…", AITER asm
 // "…_BpreShuffle_96x128E", CUTLASS-style tokens as in shapescope's own "…/ws_m128n256k128_…". nullopt when the name carries no tile.
 std::optional<TileShape> tile_from_kernel_name(const std::string& kernel_name);

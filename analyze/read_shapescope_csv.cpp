@@ -59,6 +59,8 @@ SeriesPoint to_point(const ProfileRow& row, std::size_t line) {
     point.executed_utils = row.grouped->executed_utils;
     point.useful_rows = row.grouped->useful_rows;
     point.padded_rows = row.grouped->padded_rows;
+    point.executed_rows = row.grouped->executed_rows;
+    point.busiest_expert_rows = row.grouped->rows_max;
     point.sol_fraction = row.grouped->sol_fraction;
   }
   return point;

@@ -9,7 +9,7 @@
 //     rule compared the run's first anomaly with (the level before the run), so
 //     the members' causes are comparable; a member that reference leaves without
 //     a cause keeps its own, against the reference its rule chose. Each member's
-//     leading cause (the first of wave quantization, kernel switch, throttling,
+//     leading cause (the first of wave quantization, kernel switch, expert rows, throttling,
 //     the counter causes, in that order; noise is no cause) and its key (tiles
 //     and waves; the launched kernel without its launch grid; …) are its
 //     signature. A member without a

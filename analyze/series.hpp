@@ -41,6 +41,8 @@ struct SeriesPoint {
   // Grouped profiles (MoE experts): utils counts the rows that hold a token; these say the rest.
   double executed_utils = 0;  // MFU over the rows the kernel computed, padding included
   int64_t useful_rows = 0, padded_rows = 0;
+  int64_t executed_rows = 0;        // rows the kernel's math covered, its tiles' padding included; 0: unknown
+  int64_t busiest_expert_rows = 0;  // the most rows one expert got (rows_max); 0: unknown
   double sol_fraction = 0;    // speed of light / time
 };
 

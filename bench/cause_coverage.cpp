@@ -4,8 +4,12 @@
 // Counters are used where profile --counters wrote them, beside the profile
 // (<csv>.counters.csv) or in a counters/ folder beside it.
 //
-//   cause_coverage [--rule noise-aware|study] [--lost] PATH...   (files, or folders searched for *.csv)
-// --lost lists, per profile, the M that have a cause alone but lie in no region whose cause holds for them.
+//   cause_coverage [--rule noise-aware|study] [--lost] [--unexplained] [--causes] PATH...
+//                  (PATH: files, or folders searched for *.csv)
+// --lost lists, per profile, the M that have a cause alone but lie in no region whose cause holds for them;
+// --unexplained lists, per profile, the anomalous M in no region whose cause holds, with their drop and what
+// ruled each cause out (against the reference of their region); --causes lists every anomalous M with the kinds of
+// its causes alone, so that two builds can be compared M by M (a new mechanism must take no cause away).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -61,11 +65,13 @@ bool has_cause(const Explanation& explanation) {
 int run(int argc, char** argv) {
   std::vector<std::string> paths;
   std::string rule_name = "noise-aware";
-  bool list_lost = false;
+  bool list_lost = false, list_unexplained = false, list_causes = false;
   CLI::App app{"share of anomalous M with a supported cause, per profile and in all"};
   app.add_option("paths", paths, "profile CSVs or folders")->required();
   app.add_option("--rule", rule_name, "anomaly rule")->capture_default_str();
   app.add_flag("--lost", list_lost, "list the M with a cause alone that no region's cause holds for");
+  app.add_flag("--causes", list_causes, "list every anomalous M with the kinds of its causes alone");
+  app.add_flag("--unexplained", list_unexplained, "list the anomalous M in no region whose cause holds, and why");
   CLI11_PARSE(app, argc, argv);
   AnalysisOptions options;
   options.rule = parse_anomaly_rule(rule_name);
@@ -95,6 +101,11 @@ int run(int argc, char** argv) {
       std::string lost;
       const std::vector<Explanation> explanations = explain_anomalies(series, found, counters ? &*counters : nullptr);
       for (std::size_t f = 0; f < explanations.size(); ++f) {
+        if (list_causes) {
+          std::string kinds;
+          for (const Cause& cause : explanations[f].causes) kinds += (kinds.empty() ? "" : ", ") + to_string(cause.kind);
+          fmt::print("  M={} of {} ({}): {}\n", found[f].m, series.name, file.string(), kinds.empty() ? "-" : kinds);
+        }
         if (!has_cause(explanations[f])) continue;
         ++series_explained;
         if (!in_a_region.count(f)) lost += fmt::format(" {}", found[f].m);
@@ -103,6 +114,20 @@ int run(int argc, char** argv) {
       fmt::print("{:<96} {:>9} {:>9} {:>9} {:>7}{}\n", series.name.substr(0, 96), found.size(), series_explained,
                  series_in_regions, regions.size(), counters ? " counters" : "");
       if (list_lost && !lost.empty()) fmt::print("  with a cause alone, in no region whose cause holds:{}\n", lost);
+      if (list_unexplained && series_in_regions < found.size()) {
+        fmt::print("  {}\n", file.string());
+        for (const Region& region : regions) {
+          if (region.supported_findings.size() == region.findings.size()) continue;
+          fmt::print("    {}, reference M={}: {}\n", describe_range(region), series.points[region.reference_index].m,
+                     describe_cause(region));
+          for (const std::size_t f : region.findings) {
+            if (std::count(region.supported_findings.begin(), region.supported_findings.end(), f)) continue;
+            const Anomaly& anomaly = found[f];
+            fmt::print("      M={} −{:.1f}% (rule's reference M={}): {}\n", anomaly.m, 100 * anomaly.drop(),
+                       anomaly.reference_m, explanations[f].summary());
+          }
+        }
+      }
       anomalies += found.size();
       explained += series_explained;
       in_regions += series_in_regions;

@@ -15,10 +15,19 @@ namespace {
 using triage_testing::data_file;
 
 TEST(Explain, ParsesTilesFromVendorKernelNames) {
-  EXPECT_EQ(tile_from_kernel_name("ampere_fp16_s1688gemm_fp16_128x64_ldg8_f2f_nn"), (TileShape{128, 64}));
+  // cuBLAS's kernels, marked with its operand layout, name the tile in its column-major terms: our N x M.
+  EXPECT_EQ(tile_from_kernel_name("ampere_fp16_s1688gemm_fp16_128x64_ldg8_f2f_nn"), (TileShape{64, 128}));
   EXPECT_EQ(tile_from_kernel_name("void cutlass::Kernel<cutlass_80_tensorop_f16_s16816gemm_relu_f16_256x128_32x3_nn_"
                                   "align8>(cutlass_80_tensorop_f16_s16816gemm_relu_f16_256x128_32x3_nn_align8::Params)"),
-            (TileShape{256, 128}));
+            (TileShape{128, 256}));
+  EXPECT_EQ(tile_from_kernel_name("sm90_xmma_gemm_256x64_tn"), (TileShape{64, 256}));
+  // Without the layout a name keeps its order; cuBLAS's xmma tile sizes put the rows of M first.
+  EXPECT_EQ(tile_from_kernel_name("gemm_256x64_kernel"), (TileShape{256, 64}));
+  EXPECT_EQ(tile_from_kernel_name("sm80_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize160x128x32_stage4_warpsize2x2x1_"
+                                  "tensor16x8x16_kernel"),
+            (TileShape{160, 128}));
+  // A layout letter pair inside a longer token is none ("turn", "gemm_nnz").
+  EXPECT_EQ(tile_from_kernel_name("gemm_nnz_128x64"), (TileShape{128, 64}));
   EXPECT_EQ(tile_from_kernel_name("a8w8_blockscale_1x128x128_256x64x128x128_16x16_32x32_2x2_8x32x1_8x32x1_1x32x1x8_8_"
                                   "1x1_intrawave_v3"),
             (TileShape{64, 128}));
@@ -69,14 +78,40 @@ TEST(Explain, WaveBoundaryCrossedIsACause) {
       << explanation.causes[0].evidence;
 }
 
+// A cuBLAS kernel's "128x64" is 128 rows of N by 64 of M: on 3 SMs with N = 128, M = 192 is 3 tiles (one full
+// wave) and M = 193 is 4 (a second wave); read as 128 rows of M it would be 4 tiles at both, no cause.
+TEST(Explain, CublasLayoutKernelTileIsReadTransposed) {
+  const auto explain_193 = [](const std::string& kernel_name) {
+    Series series;
+    series.n = 128;
+    series.k = 4096;
+    series.multiprocessors = 3;
+    for (const int64_t m : {64, 128, 192, 193, 224}) {
+      SeriesPoint point;
+      point.m = m;
+      point.kernel_name = kernel_name;
+      point.time_us = m <= 192 ? 10 : 20;
+      point.utils = static_cast<double>(m) / point.time_us / 10;
+      series.points.push_back(point);
+    }
+    return explain_anomaly(series, testing::anomaly_against(series, 3, 2));
+  };
+  const Explanation cublas = explain_193("ampere_fp16_s16816gemm_fp16_128x64_ldg8_f2f_stages_32x5_nn");
+  ASSERT_EQ(cublas.causes.size(), 1u) << cublas.summary();
+  EXPECT_EQ(cublas.causes[0].kind, CauseKind::wave_quantization);
+  EXPECT_NE(cublas.causes[0].evidence.find("64x128 tiles: ⌈193/64⌉·⌈128/128⌉ = 4 tiles on 3 SMs = 2 wave(s)"),
+            std::string::npos)
+      << cublas.causes[0].evidence;
+  const Explanation row_major = explain_193("gemm_128x64_kernel");
+  EXPECT_FALSE(row_major.explained()) << row_major.summary();
+}
+
 // shapescope's cuBLASLt description names the tile as rows x columns of cuBLASLt's D (our
 // N x M): "tile=256x64" is 64 rows of M by 256 columns of N.
 TEST(Explain, CublasLtDescriptionTileIsReadTransposed) {
   EXPECT_EQ(tile_from_kernel_name("cublasLt algo=66 tile=256x64 stages=64xAUTO splitK=1 reduction=NONE swizzle=0 "
                                   "custom=0 inner=AUTO cluster=1x2x1"),
             (TileShape{64, 256}));
-  // Other vendors' names keep their order.
-  EXPECT_EQ(tile_from_kernel_name("sm90_xmma_gemm_256x64_nt"), (TileShape{256, 64}));
   // On the wave series (N = 128, 4 SMs) a 128-row (N) x 64-column (M) tile makes
   // ⌈129/64⌉·⌈128/128⌉ = 3 tiles at M = 129 (75% of a wave) and 2 at M = 128 (50%); read
   // untransposed it would be ⌈129/128⌉·⌈128/64⌉ = 4 tiles, a full wave.
@@ -368,6 +403,66 @@ TEST(Explain, StudyProfilesMostAnomaliesHaveACause) {
   std::size_t explained = 0;
   for (const Explanation& explanation : explain_anomalies(series, anomalies)) explained += explanation.explained();
   EXPECT_GT(explained, anomalies.size() / 2) << explained << " of " << anomalies.size();
+}
+
+// A grouped profile: M = 88 and M = 96 ran the same kernel (16-row tiles) for the same time; `useful` rows of
+// tokens landed on this GPU's experts at M = 96, of `executed` rows the kernel computed, its busiest expert
+// with `busiest` rows.
+Series grouped_series(int64_t useful, int64_t executed, int64_t busiest) {
+  Series series;
+  series.n = 2880;
+  series.k = 2880;
+  series.grouped = GroupedSeriesInfo{};
+  for (const int64_t m : {80, 88, 96}) {
+    SeriesPoint point;
+    point.m = m;
+    point.kernel_name = "a16w4_blockscale_grouped/mma16816_m16n128k128_wk1_split1_slots16";
+    point.time_us = 90;
+    point.useful_rows = m == 96 ? useful : 45;
+    point.executed_rows = m == 96 ? executed : 128;
+    point.busiest_expert_rows = m == 96 ? busiest : 14;
+    point.utils = static_cast<double>(point.useful_rows) / 1000;
+    series.points.push_back(point);
+  }
+  return series;
+}
+
+std::optional<Cause> expert_rows_cause(const Explanation& explanation) {
+  for (const Cause& cause : explanation.causes)
+    if (cause.kind == CauseKind::expert_rows) return cause;
+  return std::nullopt;
+}
+
+TEST(Explain, FewerTokensForTheSameComputedRowsAreExpertRows) {
+  const Series series = grouped_series(33, 128, 14);  // 33 of 128 rows held tokens vs 45 of 128: −26.7%
+  const Explanation explanation = explain_anomaly(series, testing::anomaly_against(series, 2, 1));
+  const std::optional<Cause> cause = expert_rows_cause(explanation);
+  ASSERT_TRUE(cause) << explanation.summary();
+  EXPECT_NE(cause->evidence.find("M=96 put 33 rows of tokens on this GPU's experts, of 128 rows the kernel computed "
+                                 "(25.8%); M=88: 45 of 128 (35.2%): 26.7% less MFU predicted"),
+            std::string::npos)
+      << cause->evidence;
+  // The same drop where the kernel computed fewer rows in proportion to the tokens: no cause.
+  const Series proportional = grouped_series(33, 94, 14);
+  const Explanation none = explain_anomaly(proportional, testing::anomaly_against(proportional, 2, 1));
+  EXPECT_FALSE(expert_rows_cause(none)) << none.summary();
+}
+
+TEST(Explain, BusiestExpertWithMoreTileRowsIsExpertRows) {
+  // 44 of 144 computed rows held tokens vs 45 of 128 (−13%, short of half the drop's −40% made up below), but the
+  // busiest expert's 18 rows take ⌈18/16⌉ = 2 tile rows against 1: half the MFU predicted.
+  Series series = grouped_series(44, 144, 18);
+  series.points[2].time_us = 150;
+  series.points[2].utils = 44.0 / 1000 * 90 / 150;
+  const Explanation explanation = explain_anomaly(series, testing::anomaly_against(series, 2, 1));
+  const std::optional<Cause> cause = expert_rows_cause(explanation);
+  ASSERT_TRUE(cause) << explanation.summary();
+  EXPECT_NE(cause->evidence.find("the busiest expert got 18 rows at M=96: ⌈18/16⌉ = 2 tile rows"), std::string::npos)
+      << cause->evidence;
+  // With 16 rows it fits one tile row, as at the reference: no cause.
+  series.points[2].busiest_expert_rows = 16;
+  const Explanation none = explain_anomaly(series, testing::anomaly_against(series, 2, 1));
+  EXPECT_FALSE(expert_rows_cause(none)) << none.summary();
 }
 
 }  // namespace
