@@ -240,6 +240,31 @@ CauseCheck expert_rows(const Series& series, const SeriesPoint& here, const Seri
                                     here.executed_rows, reference.useful_rows, reference.executed_rows, reference.m)};
 }
 
+// Below the device's ridge point the roofline bounds a kernel's time by the bytes it moves: doing fewer flops per
+// byte than at the reference (the fewest bytes, profile column gbytes_per_s) loses MFU in proportion.
+CauseCheck intensity(const Series& series, const SeriesPoint& here, const SeriesPoint& reference,
+                     double reference_utils) {
+  if (here.gbytes_per_s <= 0 || reference.gbytes_per_s <= 0 || here.tflops <= 0 || reference.tflops <= 0) return {};
+  const std::optional<DevicePeak> device = find_device_peak(series.device);
+  if (!device || device->memory_tb_per_s <= 0 || series.peak_tflops <= 0) return {};
+  const double ridge = series.peak_tflops / device->memory_tb_per_s;  // flop per byte
+  const auto per_byte = [](const SeriesPoint& point) { return 1e3 * point.tflops / point.gbytes_per_s; };
+  if (per_byte(here) >= ridge || per_byte(reference) >= ridge) return {};  // bound by compute: says nothing
+  const double ratio = per_byte(here) / per_byte(reference);
+  const double drop = reference_utils > 0 ? 1 - here.utils / reference_utils : 0;
+  if (ratio >= 1 || 1 - ratio < 0.5 * drop) {
+    return {std::nullopt, fmt::format("{:.1f} flop per byte vs {:.1f} at M={} (ridge {:.0f})", per_byte(here),
+                                      per_byte(reference), reference.m, ridge)};
+  }
+  return {Cause{CauseKind::intensity,
+                fmt::format("bound by memory: M={} did {:.2f} flop per byte it must move, M={} {:.2f}, both below "
+                            "the ridge of {:.0f} ({:.0f} TFLOP/s over {:.2f} TB/s): {:.1f}% less MFU predicted, of a "
+                            "{:.1f}% drop",
+                            here.m, per_byte(here), reference.m, per_byte(reference), ridge, series.peak_tflops,
+                            device->memory_tb_per_s, 100 * (1 - ratio), 100 * drop)},
+          ""};
+}
+
 // The GPU slowed down for a moment: the same kernel at a neighbouring M, scaled to this M's work, ran faster in its
 // median than this M in its fastest sample by at least half of this M's drop, yet took as long as that in its
 // slowest sample: the neighbour ran at this M's level for a moment of the sweep, and this M was measured all
@@ -284,6 +309,7 @@ constexpr EnumName<CauseKind> kCauseKindNames[] = {
     {CauseKind::throttling, "throttling"},
     {CauseKind::power_cap, "power cap"},
     {CauseKind::expert_rows, "expert rows"},
+    {CauseKind::intensity, "fewer flops per byte"},
     {CauseKind::transient, "transient slowdown"},
     {CauseKind::extra_kernel, "extra kernel"},
     {CauseKind::dram_traffic, "DRAM traffic"},
@@ -390,6 +416,7 @@ Explanation explain_anomaly(const Series& series, const Anomaly& anomaly, const 
   for (const CauseCheck& check : {switched, waves, noise(here, reference, anomaly.reference_utils), clock,
                                   power_cap(here, reference, anomaly.reference_utils),
                                   expert_rows(series, here, reference, anomaly.reference_utils),
+                                  intensity(series, here, reference, anomaly.reference_utils),
                                   transient(series, anomaly.index, anomaly.reference_utils)}) {
     if (check.cause) {
       explanation.causes.push_back(*check.cause);

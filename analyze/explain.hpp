@@ -21,6 +21,10 @@
 //    account for at least half the drop: fewer of the rows it computed held a token (the routing put fewer
 //    tokens on this GPU's experts for the same tiles), or its busiest expert needs more tile rows, which the
 //    kernel's CTAs for that expert run one after another (profile columns useful_rows, executed_rows, rows_max);
+//  - fewer flops per byte: both points lie below the device's ridge point (peak FLOP/s over memory bandwidth),
+//    where the roofline bounds time by bytes, and this M does fewer flops per byte it must move (profile column
+//    gbytes_per_s: the fewest bytes over the time) by enough to account for at least half the drop (a grouped
+//    GEMM whose routing put fewer tokens on the same experts' weights);
 //  - transient slowdown: the same kernel at a neighbouring measured M (within
 //    kNeighbourSpan) ran, in its slowest sample, at least half of this M's drop
 //    slower than its median: the GPU slowed for a moment of the sweep (a power-capped
@@ -52,6 +56,7 @@ enum class CauseKind {
   throttling,
   power_cap,       // held at the board's power limit for more of its time than the reference
   expert_rows,     // grouped: more rows computed per token, or more tile rows for the busiest expert
+  intensity,       // bound by memory, with fewer flops per byte than the reference
   transient,       // the same kernel at the M beside it swung by as much between its own samples
   extra_kernel,    // counters: the run launched a kernel the reference's did not
   dram_traffic,    // counters: more DRAM bytes per minimum byte than at the reference

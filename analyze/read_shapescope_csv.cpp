@@ -44,6 +44,7 @@ SeriesPoint to_point(const ProfileRow& row, std::size_t line) {
   if (row.tile_m > 0 && row.tile_n > 0) point.tile = TileShape{row.tile_m, row.tile_n};
   if (row.split_k > 0) point.split_k = row.split_k;
   point.stddev_us = row.time_us_stddev;
+  point.gbytes_per_s = row.gbytes_per_s;
   point.ci95_us = row.ci95_us;
   point.fastest_us = row.time_us_min;
   point.slowest_us = row.time_us_max;

@@ -21,9 +21,9 @@ struct Signature {
 
 // Causes in the order they lead: arithmetic that predicts where and how much first.
 constexpr CauseKind kLeadOrder[] = {CauseKind::wave_quantization, CauseKind::kernel_switch, CauseKind::expert_rows,
-                                    CauseKind::throttling,        CauseKind::power_cap,     CauseKind::transient,
-                                    CauseKind::extra_kernel,      CauseKind::idle_sms,      CauseKind::dram_traffic,
-                                    CauseKind::occupancy_drop};
+                                    CauseKind::intensity,         CauseKind::throttling,    CauseKind::power_cap,
+                                    CauseKind::transient,         CauseKind::extra_kernel,  CauseKind::idle_sms,
+                                    CauseKind::dram_traffic,      CauseKind::occupancy_drop};
 
 Signature signature_of(const Series& series, const Explanation& explanation, std::size_t index) {
   const SeriesPoint& here = series.points[index];

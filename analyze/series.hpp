@@ -19,6 +19,7 @@ struct SeriesPoint {
   int64_t m = 0;
   double time_us = 0;      // kernel time (median where known)
   double tflops = 0;
+  double gbytes_per_s = 0; // the fewest bytes the GEMM must move, over its time; 0 when the source does not say
   double utils = 0;        // MFU fraction
   std::string kernel_name; // what the library ran at this M
   std::optional<TileShape> tile;  // the profile's tile columns; nullopt: not recorded (read from the kernel name)

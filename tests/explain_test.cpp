@@ -427,16 +427,16 @@ Series grouped_series(int64_t useful, int64_t executed, int64_t busiest) {
   return series;
 }
 
-std::optional<Cause> expert_rows_cause(const Explanation& explanation) {
+std::optional<Cause> cause_of_kind(const Explanation& explanation, CauseKind kind) {
   for (const Cause& cause : explanation.causes)
-    if (cause.kind == CauseKind::expert_rows) return cause;
+    if (cause.kind == kind) return cause;
   return std::nullopt;
 }
 
 TEST(Explain, FewerTokensForTheSameComputedRowsAreExpertRows) {
   const Series series = grouped_series(33, 128, 14);  // 33 of 128 rows held tokens vs 45 of 128: −26.7%
   const Explanation explanation = explain_anomaly(series, testing::anomaly_against(series, 2, 1));
-  const std::optional<Cause> cause = expert_rows_cause(explanation);
+  const std::optional<Cause> cause = cause_of_kind(explanation, CauseKind::expert_rows);
   ASSERT_TRUE(cause) << explanation.summary();
   EXPECT_NE(cause->evidence.find("M=96 put 33 rows of tokens on this GPU's experts, of 128 rows the kernel computed "
                                  "(25.8%); M=88: 45 of 128 (35.2%): 26.7% less MFU predicted"),
@@ -445,7 +445,7 @@ TEST(Explain, FewerTokensForTheSameComputedRowsAreExpertRows) {
   // The same drop where the kernel computed fewer rows in proportion to the tokens: no cause.
   const Series proportional = grouped_series(33, 94, 14);
   const Explanation none = explain_anomaly(proportional, testing::anomaly_against(proportional, 2, 1));
-  EXPECT_FALSE(expert_rows_cause(none)) << none.summary();
+  EXPECT_FALSE(cause_of_kind(none, CauseKind::expert_rows)) << none.summary();
 }
 
 TEST(Explain, BusiestExpertWithMoreTileRowsIsExpertRows) {
@@ -455,14 +455,58 @@ TEST(Explain, BusiestExpertWithMoreTileRowsIsExpertRows) {
   series.points[2].time_us = 150;
   series.points[2].utils = 44.0 / 1000 * 90 / 150;
   const Explanation explanation = explain_anomaly(series, testing::anomaly_against(series, 2, 1));
-  const std::optional<Cause> cause = expert_rows_cause(explanation);
+  const std::optional<Cause> cause = cause_of_kind(explanation, CauseKind::expert_rows);
   ASSERT_TRUE(cause) << explanation.summary();
   EXPECT_NE(cause->evidence.find("the busiest expert got 18 rows at M=96: ⌈18/16⌉ = 2 tile rows"), std::string::npos)
       << cause->evidence;
   // With 16 rows it fits one tile row, as at the reference: no cause.
   series.points[2].busiest_expert_rows = 16;
   const Explanation none = explain_anomaly(series, testing::anomaly_against(series, 2, 1));
-  EXPECT_FALSE(expert_rows_cause(none)) << none.summary();
+  EXPECT_FALSE(cause_of_kind(none, CauseKind::expert_rows)) << none.summary();
+}
+
+// Two M of a kernel on an H100 (989.4 TFLOP/s bf16, 3.35 TB/s: ridge 295 flop per byte): M = 88 did 5 TFLOP/s at
+// 1500 GB/s of its fewest bytes, M = 96 `tflops` at `gbytes` GB/s.
+Series intensity_series(double tflops, double gbytes) {
+  Series series;
+  series.device = "NVIDIA H100 80GB HBM3";
+  series.peak_tflops = 989.4;
+  series.n = 2880;
+  series.k = 2880;
+  for (const int64_t m : {80, 88, 96}) {
+    SeriesPoint point;
+    point.m = m;
+    point.kernel_name = "grouped_loop";
+    point.time_us = 160;
+    point.tflops = m == 96 ? tflops : 5;
+    point.gbytes_per_s = m == 96 ? gbytes : 1500;
+    point.utils = point.tflops / series.peak_tflops;
+    series.points.push_back(point);
+  }
+  return series;
+}
+
+TEST(Explain, FewerFlopsPerByteBelowTheRidgeIsACause) {
+  // 3.7 TFLOP/s at 1500 GB/s is 2.47 flop per byte, 5 at 1500 GB/s 3.33: 26% less MFU, all of the drop.
+  const Series series = intensity_series(3.7, 1500);
+  const Explanation explanation = explain_anomaly(series, testing::anomaly_against(series, 2, 1));
+  const std::optional<Cause> cause = cause_of_kind(explanation, CauseKind::intensity);
+  ASSERT_TRUE(cause) << explanation.summary();
+  EXPECT_NE(cause->evidence.find("M=96 did 2.47 flop per byte it must move, M=88 3.33, both below the ridge of 295"),
+            std::string::npos)
+      << cause->evidence;
+  // The same drop at a lower bandwidth (1110 GB/s): the flops per byte held, the bytes moved slower: no cause.
+  const Series slower = intensity_series(3.7, 1110);
+  const Explanation none = explain_anomaly(slower, testing::anomaly_against(slower, 2, 1));
+  EXPECT_FALSE(cause_of_kind(none, CauseKind::intensity)) << none.summary();
+  // Above the ridge the roofline bounds time by compute: fewer flops per byte say nothing.
+  // (370 TFLOP/s at 1 GB/s vs 500: 26% fewer flops per byte, far above the ridge.)
+  Series compute_bound = intensity_series(370, 1);
+  compute_bound.points[1].tflops = 500;
+  compute_bound.points[1].gbytes_per_s = 1;
+  compute_bound.points[1].utils = 500 / compute_bound.peak_tflops;
+  const Explanation bound = explain_anomaly(compute_bound, testing::anomaly_against(compute_bound, 2, 1));
+  EXPECT_FALSE(cause_of_kind(bound, CauseKind::intensity)) << bound.summary();
 }
 
 }  // namespace
