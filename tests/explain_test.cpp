@@ -1,6 +1,7 @@
 #include "analyze/explain.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include <gtest/gtest.h>
 
@@ -405,26 +406,33 @@ TEST(Explain, StudyProfilesMostAnomaliesHaveACause) {
   EXPECT_GT(explained, anomalies.size() / 2) << explained << " of " << anomalies.size();
 }
 
+// `series` (N = K = 2880) with points at M = 80, 88 and 96, each measured as `measure` says.
+Series points_80_88_96(Series series, const std::function<void(SeriesPoint&)>& measure) {
+  series.n = 2880;
+  series.k = 2880;
+  for (const int64_t m : {80, 88, 96}) {
+    SeriesPoint point;
+    point.m = m;
+    measure(point);
+    series.points.push_back(point);
+  }
+  return series;
+}
+
 // A grouped profile: M = 88 and M = 96 ran the same kernel (16-row tiles) for the same time; `useful` rows of
 // tokens landed on this GPU's experts at M = 96, of `executed` rows the kernel computed, its busiest expert
 // with `busiest` rows.
 Series grouped_series(int64_t useful, int64_t executed, int64_t busiest) {
   Series series;
-  series.n = 2880;
-  series.k = 2880;
   series.grouped = GroupedSeriesInfo{};
-  for (const int64_t m : {80, 88, 96}) {
-    SeriesPoint point;
-    point.m = m;
+  return points_80_88_96(std::move(series), [&](SeriesPoint& point) {
     point.kernel_name = "a16w4_blockscale_grouped/mma16816_m16n128k128_wk1_split1_slots16";
     point.time_us = 90;
-    point.useful_rows = m == 96 ? useful : 45;
-    point.executed_rows = m == 96 ? executed : 128;
-    point.busiest_expert_rows = m == 96 ? busiest : 14;
+    point.useful_rows = point.m == 96 ? useful : 45;
+    point.executed_rows = point.m == 96 ? executed : 128;
+    point.busiest_expert_rows = point.m == 96 ? busiest : 14;
     point.utils = static_cast<double>(point.useful_rows) / 1000;
-    series.points.push_back(point);
-  }
-  return series;
+  });
 }
 
 std::optional<Cause> cause_of_kind(const Explanation& explanation, CauseKind kind) {
@@ -471,19 +479,13 @@ Series intensity_series(double tflops, double gbytes) {
   Series series;
   series.device = "NVIDIA H100 80GB HBM3";
   series.peak_tflops = 989.4;
-  series.n = 2880;
-  series.k = 2880;
-  for (const int64_t m : {80, 88, 96}) {
-    SeriesPoint point;
-    point.m = m;
+  return points_80_88_96(std::move(series), [&](SeriesPoint& point) {
     point.kernel_name = "grouped_loop";
     point.time_us = 160;
-    point.tflops = m == 96 ? tflops : 5;
-    point.gbytes_per_s = m == 96 ? gbytes : 1500;
-    point.utils = point.tflops / series.peak_tflops;
-    series.points.push_back(point);
-  }
-  return series;
+    point.tflops = point.m == 96 ? tflops : 5;
+    point.gbytes_per_s = point.m == 96 ? gbytes : 1500;
+    point.utils = point.tflops / 989.4;
+  });
 }
 
 TEST(Explain, FewerFlopsPerByteBelowTheRidgeIsACause) {
