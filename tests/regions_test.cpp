@@ -243,6 +243,42 @@ TEST(Regions, DipsHeldAtThePowerLimitFormAPowerCapRegionOnlyWhereTheProfileSaysS
   }
 }
 
+// A grouped profile over M = 8 … 160: every M puts M/2 rows of tokens on this GPU's experts and the kernel computes
+// 128 rows in the same 90 µs, but M = 96 gets 33 rows of tokens; its kernel computes `executed_at_96` rows there.
+std::string grouped_profile(int64_t executed_at_96) {
+  std::string text = "batch,kernel_time,flops,utils,kernel_name,m,n,k,kernel,device,status,time_us_min,time_us_max,"
+                     "groups,active_groups,rows_max,useful_rows,executed_rows\n";
+  for (int64_t m = 8; m <= 160; m += 8) {
+    const int64_t useful = m == 96 ? 33 : m / 2;
+    const double utils = static_cast<double>(useful) / 1000;
+    text += fmt::format("{},90,{},{},experts/m16n128k128,{},2880,2880,experts,Fake GPU,ok,89.9,90.1,16,16,8,{},{}\n", m,
+                        utils, utils, m, useful, m == 96 ? executed_at_96 : 128);
+  }
+  return text;
+}
+
+TEST(Regions, FewerTokensOnTheSameExpertRowsFormAnExpertRowsRegionOnlyWhereTheRowsSaySo) {
+  const testing_support::ScratchDir dir;
+  const auto only_region = [&](const std::string& name, int64_t executed_at_96) {
+    const Series series = read_series_file(dir.write(name, grouped_profile(executed_at_96)).string(), {}).at(0);
+    const SeriesAnalysis analysis = analyze_series(series, AnalysisOptions{}, MWeights());
+    EXPECT_EQ(analysis.findings.size(), 1u) << name;
+    const std::vector<Region> regions = regions_of(analysis);
+    EXPECT_EQ(regions.size(), 1u) << name;
+    return regions.empty() ? Region{} : regions.front();
+  };
+  // 33 of 128 computed rows held tokens vs 44 of 128 at M = 88: 25% less MFU, all of the drop.
+  const Region padded = only_region("padded.csv", 128);
+  ASSERT_TRUE(padded.cause) << describe_cause(padded);
+  EXPECT_EQ(padded.cause->kind, CauseKind::expert_rows);
+  EXPECT_NE(padded.cause->evidence.find("M=96 put 33 rows of tokens on this GPU's experts, of 128 rows"),
+            std::string::npos)
+      << padded.cause->evidence;
+  // The kernel computed 96 rows for them: as much work per token as at M = 88, no cause.
+  const Region lean = only_region("lean.csv", 96);
+  EXPECT_FALSE(lean.cause) << describe_cause(lean);
+}
+
 TEST(Regions, AMemberTheRunsReferenceLeavesWithoutACauseKeepsItsOwn) {
   // M = 100 … 200 at MFU 1 and 1000 MHz; M = 150 dips without a cause, M = 160 runs faster at 1500 MHz and
   // M = 170 dips again, at 1000 MHz: against M = 160, the best smaller M, its slower clock is its cause; against
