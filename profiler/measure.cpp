@@ -159,6 +159,10 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
     return us;
   };
 
+  const auto* clock_source =
+      options.clock_sample_period_ms > 0 ? dynamic_cast<const kernels::SmClockSource*>(&device) : nullptr;
+  std::optional<ClockSampler> clock_sampler;
+  if (clock_source) clock_sampler.emplace(*clock_source, options.clock_sample_period_ms / 1e3);
   const auto point_start = Clock::now();
   result.warm_up_s = std::max(0.0, std::chrono::duration<double>(point_start - warm_up_start).count() -
                                         (probe_timed_us + first_replay_sample_us) / 1e6);
@@ -179,6 +183,7 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
     if (count >= max_samples) break;
     if (count >= min_samples && seconds_spent() >= options.max_seconds_per_point) break;
   }
+  if (clock_sampler) result.sampled_clock = clock_sampler->stop();
   // Never below 0: a scripted (fake) timer may report more than the wall time the loop took.
   result.between_samples_s =
       std::max(0.0, seconds_spent() - (result.timed_us_total - probe_timed_us - first_replay_sample_us) / 1e6);

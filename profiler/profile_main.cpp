@@ -140,6 +140,10 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
   app.add_flag("--power-accounting", request.measure.power_accounting,
                "GPU: read the driver's power-cap time counter around each point into power_capped_pct and "
                "power_limit_w (NVML: 0.4-0.7 ms a reading on an H100)");
+  app.add_option("--clock-sample-ms", request.measure.clock_sample_period_ms,
+                 "GPU: poll the SM clock this often on a thread of its own while a point's samples run, into "
+                 "sm_clock_sampled_min_mhz and sm_clock_sampled_mean_mhz; 0: off")
+      ->capture_default_str();
   app.add_option("--verify-plans", verify.report_path,
                  "run the split plans of analyze's JSON report on the GPU (serial and two streams) instead of a sweep");
   app.add_option("--verify-out", verify.out_path, "where --verify-plans writes its results (default: REPORT.verify.json)");

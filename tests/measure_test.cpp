@@ -263,5 +263,20 @@ TEST(Measure, ClockDropBelow97PercentMarksThrottled) {
   EXPECT_EQ(steady.clock_end->sm_clock_mhz, 1950);
 }
 
+TEST(Measure, TheClockIsPolledWhileTheSamplesRunWhereTheDeviceCanBePolled) {
+  Script script({100.0});
+  script.polled_sm_clock_mhz = 1425;
+  const Measurement polled = run_with(script, {});
+  ASSERT_TRUE(polled.sampled_clock.has_value());
+  EXPECT_GE(polled.sampled_clock->readings, 1);
+  EXPECT_DOUBLE_EQ(polled.sampled_clock->lowest_mhz, 1425);
+  EXPECT_DOUBLE_EQ(polled.sampled_clock->mean_mhz, 1425);
+  MeasureOptions off;
+  off.clock_sample_period_ms = 0;
+  EXPECT_FALSE(run_with(script, off).sampled_clock.has_value());
+  script.polled_sm_clock_mhz.reset();  // a device that cannot say (the CPU, ROCm)
+  EXPECT_FALSE(run_with(script, {}).sampled_clock.has_value());
+}
+
 }  // namespace
 }  // namespace shapescope::profiler

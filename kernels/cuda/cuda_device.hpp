@@ -13,10 +13,11 @@
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/nvml_library.hpp"
 #include "kernels/kernel.hpp"
+#include "kernels/sm_clock_source.hpp"
 
 namespace shapescope::kernels::cuda {
 
-class CudaDevice final : public Device, public ThrottleAccountingSource {
+class CudaDevice final : public Device, public ThrottleAccountingSource, public SmClockSource {
  public:
   explicit CudaDevice(int ordinal);
   ~CudaDevice() override;
@@ -31,6 +32,7 @@ class CudaDevice final : public Device, public ThrottleAccountingSource {
   std::size_t free_memory_bytes() const override;
   std::optional<ClockSample> sample_clock() const override;
   std::optional<ThrottleReading> read_throttle_accounting() const override { return nvml_->throttle_reading(); }
+  std::optional<double> read_sm_clock_mhz() const override { return nvml_->sm_clock_mhz(); }
   std::unique_ptr<RunSequence> capture(const std::vector<PreparedGemm*>& runs) override;
   std::unique_ptr<Timer> make_kernel_timer() override;
   std::unique_ptr<PreparedGemm> empty_run() override;
