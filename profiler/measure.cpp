@@ -162,10 +162,16 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
   const auto* clock_source =
       options.clock_sample_period_ms > 0 ? dynamic_cast<const kernels::SmClockSource*>(&device) : nullptr;
   std::optional<ClockSampler> clock_sampler;
-  if (clock_source) clock_sampler.emplace(*clock_source, options.clock_sample_period_ms / 1e3);
+  double sampler_start_s = 0;  // starting the sampler's thread: a clock-reading cost, not warm-up
+  if (clock_source) {
+    const auto start = Clock::now();
+    clock_sampler.emplace(*clock_source, options.clock_sample_period_ms / 1e3);
+    sampler_start_s = seconds_since(start);
+    result.clocks_s += sampler_start_s;
+  }
   const auto point_start = Clock::now();
   result.warm_up_s = std::max(0.0, std::chrono::duration<double>(point_start - warm_up_start).count() -
-                                        (probe_timed_us + first_replay_sample_us) / 1e6);
+                                        sampler_start_s - (probe_timed_us + first_replay_sample_us) / 1e6);
   auto seconds_spent = [&] { return seconds_since(point_start); };
   const std::unique_ptr<StoppingCriterion> criterion = make_stopping_criterion(options, history);
   while (true) {
@@ -183,10 +189,14 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
     if (count >= max_samples) break;
     if (count >= min_samples && seconds_spent() >= options.max_seconds_per_point) break;
   }
-  if (clock_sampler) result.sampled_clock = clock_sampler->stop();
   // Never below 0: a scripted (fake) timer may report more than the wall time the loop took.
   result.between_samples_s =
       std::max(0.0, seconds_spent() - (result.timed_us_total - probe_timed_us - first_replay_sample_us) / 1e6);
+  if (clock_sampler) {
+    const auto stop_start = Clock::now();
+    result.sampled_clock = clock_sampler->stop();
+    result.clocks_s += seconds_since(stop_start);
+  }
   const auto release_start = Clock::now();
   sequence.reset();
   result.launched = timer->launched();
