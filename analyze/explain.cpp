@@ -137,7 +137,7 @@ CauseCheck noise(const SeriesPoint& here, const SeriesPoint& reference, double r
           ""};
 }
 
-// The SM clocks of an anomaly and its reference to compare: the means polled over their samples where both
+// The SM clocks of an anomaly and its reference to compare: the means probed between their samples where both
 // have them (a dip between a point's start and end readings shows only there), else the endpoint readings.
 struct ComparedClocks {
   double here_mhz = 0, reference_mhz = 0;

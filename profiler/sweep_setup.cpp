@@ -288,6 +288,12 @@ bool programmatic_launch_for(const std::string& pdl, kernels::TimingMode timing)
   return timing == kernels::TimingMode::graph;
 }
 
+bool parse_clock_probes(const std::string& probes) {
+  if (probes == "on") return true;
+  if (probes == "off") return false;
+  throw UserError(fmt::format("--clock-probes '{}' is not on or off", probes));
+}
+
 kernels::TimingMode default_timing(const std::string& m_preset) {
   return m_preset == "cudagraph" ? kernels::TimingMode::graph : kernels::TimingMode::events;
 }
@@ -312,9 +318,6 @@ void check_numeric_options(const ProfileRequest& request) {
                  "above 0 and at most 1");
   require_number("--max-seconds-per-point", mo.max_seconds_per_point,
                  mo.max_seconds_per_point >= 0 && mo.max_seconds_per_point <= 3600, "from 0 to 3600");
-  const double period_ms = mo.clock_sample_period_ms;
-  require_number("--clock-sample-ms", period_ms, period_ms == 0 || (period_ms >= 0.1 && period_ms <= 1000),
-                 "0 (off) or 0.1 to 1000 ms");
   make_stopping_criterion(mo);  // an unknown criterion or parameter: refused before any work
   check_m_search_options(request.m_search);
   if (request.m_search.mode == MSearch::adaptive && request.repeat > 1)

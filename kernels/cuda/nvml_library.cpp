@@ -114,12 +114,6 @@ std::optional<ThrottleReading> NvmlLibrary::throttle_reading() const {
   return reading;
 }
 
-std::optional<double> NvmlLibrary::sm_clock_mhz() const {
-  unsigned clock_mhz = 0;
-  if (!available() || api_->clock_info(device_, kNvmlClockSm, &clock_mhz) != kNvmlSuccess) return std::nullopt;
-  return double(clock_mhz);
-}
-
 std::optional<double> NvmlLibrary::max_sm_clock_mhz() const {
   unsigned clock_mhz = 0;
   if (!available() || api_->max_clock_info(device_, kNvmlClockSm, &clock_mhz) != kNvmlSuccess) return std::nullopt;

@@ -21,8 +21,6 @@ class NvmlLibrary {
   bool available() const { return device_ != nullptr; }
   const std::string& unavailable_reason() const { return reason_; }
   std::optional<ClockSample> sample() const;
-  // The SM clock alone (one nvmlDeviceGetClockInfo call), for polling during a point.
-  std::optional<double> sm_clock_mhz() const;
   // NVML's power-policy violation counter and the power limit read at open; nothing where the
   // driver lacks them. 0.4-0.7 ms a call on an H100 (nvml_library.cpp says why no cheaper one).
   std::optional<ThrottleReading> throttle_reading() const;

@@ -1,8 +1,5 @@
-#include "profiler/clock_sampler.hpp"
+#include "profiler/probed_clock.hpp"
 
-#include <atomic>
-#include <chrono>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -19,74 +16,19 @@
 namespace shapescope {
 namespace {
 
-using profiler::ClockReading;
-using profiler::ClockSampler;
-using profiler::summarize_clock;
+using profiler::summarize_probes;
 
-TEST(ClockSampler, TheMeanWeighsEachReadingByHowLongItHeld) {
-  // 1980 MHz for 3 ms, then 990 MHz for the last 1 ms of a 4 ms window.
-  const std::vector<ClockReading> readings = {{0.000, 1980}, {0.001, 1980}, {0.003, 990}};
-  const auto summary = summarize_clock(readings, 0.004);
+TEST(ProbedClock, TheLowestAndTheMeanOfTheProbes) {
+  const std::vector<double> probes = {1980, 1980, 1185, 1980};
+  const auto summary = summarize_probes(probes);
   ASSERT_TRUE(summary);
-  EXPECT_EQ(summary->readings, 3);
-  EXPECT_DOUBLE_EQ(summary->lowest_mhz, 990);
-  EXPECT_NEAR(summary->mean_mhz, (3 * 1980.0 + 990) / 4, 1e-9);
-  // A plain mean of the readings would be 1650: the weights matter.
-  EXPECT_GT(summary->mean_mhz, 1700);
-  EXPECT_FALSE(summarize_clock({}, 0.004));
-  // A window no reading held for: the plain mean.
-  const std::vector<ClockReading> instant = {{0.0, 1000}, {0.0, 2000}};
-  EXPECT_DOUBLE_EQ(summarize_clock(instant, 0.0)->mean_mhz, 1500);
+  EXPECT_EQ(summary->probes, 4);
+  EXPECT_DOUBLE_EQ(summary->lowest_mhz, 1185);
+  EXPECT_DOUBLE_EQ(summary->mean_mhz, (3 * 1980.0 + 1185) / 4);
+  EXPECT_FALSE(summarize_probes({}));
 }
 
-// A clock that answers 1755 MHz until told to dip, then 1200 MHz; counts its polls.
-class ScriptedClock final : public kernels::SmClockSource {
- public:
-  std::optional<double> read_sm_clock_mhz() const override {
-    ++polls;
-    return dipped ? 1200.0 : 1755.0;
-  }
-  mutable std::atomic<int> polls = 0;
-  std::atomic<bool> dipped = false;
-};
-
-TEST(ClockSampler, PollsOnItsOwnThreadUntilStoppedAndSeesADipBetweenTheEnds) {
-  ScriptedClock clock;
-  ClockSampler sampler(clock, 0.001);
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  clock.dipped = true;
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  clock.dipped = false;
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  const auto summary = sampler.stop();
-  ASSERT_TRUE(summary);
-  // ~90 polls at 1 ms; a loaded machine polls less often, never more than the window allows.
-  EXPECT_GE(summary->readings, 10);
-  EXPECT_LE(summary->readings, 92);
-  EXPECT_EQ(summary->readings, clock.polls.load());
-  // The ends read 1755 MHz; the dip shows in the lowest reading and pulls the mean down by about a third of it.
-  EXPECT_DOUBLE_EQ(summary->lowest_mhz, 1200);
-  EXPECT_GT(summary->mean_mhz, 1200);
-  EXPECT_LT(summary->mean_mhz, 1755);
-  // Stopped: no more polls.
-  const int polls = clock.polls.load();
-  std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(clock.polls.load(), polls);
-}
-
-class SilentClock final : public kernels::SmClockSource {
- public:
-  std::optional<double> read_sm_clock_mhz() const override { return std::nullopt; }
-};
-
-TEST(ClockSampler, ADeviceThatCannotSayGivesNoSummary) {
-  SilentClock clock;
-  ClockSampler sampler(clock, 0.001);
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  EXPECT_FALSE(sampler.stop());
-}
-
-TEST(ClockSampler, TheColumnsAreWrittenEmptyWhenAbsentAndReadBack) {
+TEST(ProbedClock, TheColumnsAreWrittenEmptyWhenAbsentAndReadBack) {
   ProfileRow row;
   row.batch = row.m = 128;
   row.kernel_time_us = 100;
@@ -136,7 +78,7 @@ analyze::Region only_region(const testing_support::ScratchDir& dir, const std::s
   return regions.empty() ? Region{} : regions.front();
 }
 
-TEST(ClockSampler, ADipWhoseSampledClockFellIsThrottlingOnlyWhereTheSampledClockSaysSo) {
+TEST(ProbedClock, ADipWhoseSampledClockFellIsThrottlingOnlyWhereTheSampledClockSaysSo) {
   const testing_support::ScratchDir dir;
   // 1150 MHz over the dip's samples vs 1425: 19.3% slower, almost all of its 20% drop.
   const analyze::Region throttled = only_region(dir, "throttled.csv", 1150);
