@@ -75,6 +75,7 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
   const auto warm_up_start = Clock::now();
   // Each set is brought to warmup_runs untimed runs. A set never run still runs once before a capture, since
   // lazy initialisation (module loading, library workspaces) cannot happen inside one.
+  int warm_up_runs = 0;
   for (std::size_t set = 0; set < rotated.size(); ++set) {
     const int done = set == 0 ? std::max(0, options.first_set_runs_done) : 0;
     const int runs = std::max(graph && done == 0 ? 1 : 0, options.warmup_runs - done);
@@ -85,9 +86,12 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
         return result;
       }
       rotated[set]->run();
+      ++warm_up_runs;
     }
   }
   device.synchronize();
+  // The warm-up's wall time per run: about a run's GPU time where the device, not the launches, set the pace.
+  const double warm_up_us_per_run = warm_up_runs > 0 ? 1e6 * seconds_since(warm_up_start) / warm_up_runs : 0.0;
 
   // Samples of one launch each (events, kernel), or of a captured sequence (graph, hot).
   std::unique_ptr<kernels::Timer> timer =
@@ -168,10 +172,11 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
         group_timers[std::size_t(launched)]->start();
         first.run();
         group_timers[std::size_t(launched)]->stop();
-        // The group's times are read after it is enqueued: the last sample's time stands for each.
-        if (!samples.empty()) probe_clock_when_due(samples.back());
+        // The group's times are read after it is enqueued: the last sample's time stands for each, the
+        // warm-up's for the first group's.
+        probe_clock_when_due(samples.empty() ? warm_up_us_per_run : samples.back());
       }
-      if (samples.empty()) probe_clock();  // the first group: no time known yet
+      if (samples.empty() && warm_up_us_per_run == 0) probe_clock();  // no time known: after the first group
       for (int i = 0; i < launched; ++i) group_times.push_back(group_timers[std::size_t(i)]->elapsed_us());
     }
     const double us = group_times.front();

@@ -297,6 +297,14 @@ TEST(Measure, ColdEventSamplesAreProbedBeforeTheFirstAndOncePerMillisecondOfSamp
   EXPECT_EQ(m.probed_clock->probes, 6);
   EXPECT_DOUBLE_EQ(m.probed_clock->mean_mhz, 1425);
   EXPECT_EQ(script.probes_pending, 0);  // all collected
+
+  // With warm-up runs, their wall time per run stands for the first group's samples (a fake run's: about 0).
+  Script warmed(durations);
+  warmed.probe_mhz = 1425;
+  options.warmup_runs = 2;
+  ASSERT_EQ(run_with(warmed, options).samples, 12);
+  expected.erase(expected.begin() + 5);  // no probe right after the first group
+  EXPECT_EQ(probes_and_flushes(warmed), expected);
 }
 
 TEST(Measure, GraphSamplesOfAMillisecondOrMoreAreEachFollowedByAProbe) {
