@@ -142,7 +142,7 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
                "power_limit_w (NVML: 0.4-0.7 ms a reading on an H100)");
   std::string clock_probes = "on";
   app.add_option("--clock-probes", clock_probes,
-                 "on | off: GPU: measure the SM clock on the device between a point's samples (a ~20 us kernel "
+                 "on | off: GPU: measure the SM clock on the device between a point's samples (a 12 us kernel on an H100 "
                  "per ms of samples) into sm_clock_sampled_min_mhz and sm_clock_sampled_mean_mhz")
       ->capture_default_str();
   app.add_option("--verify-plans", verify.report_path,
