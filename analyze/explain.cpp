@@ -137,23 +137,37 @@ CauseCheck noise(const SeriesPoint& here, const SeriesPoint& reference, double r
           ""};
 }
 
-// Measured off the steady clock (the profiler's flag), or at an SM clock lower than the
-// reference's by enough to account for at least half the MFU lost.
+// The SM clocks of an anomaly and its reference to compare: the means probed between their samples where both
+// have them (a dip between a point's start and end readings shows only there), else the endpoint readings.
+struct ComparedClocks {
+  double here_mhz = 0, reference_mhz = 0;
+  const char* what = "SM clock";
+};
+
+ComparedClocks compared_clocks(const SeriesPoint& here, const SeriesPoint& reference) {
+  if (here.sampled_sm_clock_mhz && reference.sampled_sm_clock_mhz)
+    return {*here.sampled_sm_clock_mhz, *reference.sampled_sm_clock_mhz, "mean SM clock over the samples"};
+  return {here.sm_clock_mhz, reference.sm_clock_mhz};
+}
+
+// Measured off the steady clock (the profiler's flag), or at an SM clock lower than the reference's by enough to
+// account for at least half the MFU lost: a compute-bound kernel's time scales with 1/clock.
 CauseCheck throttling(const SeriesPoint& here, const SeriesPoint& reference, double reference_utils) {
   if (here.throttled) return {Cause{CauseKind::throttling, fmt::format("M={} was measured below the steady SM clock", here.m)}, ""};
-  if (here.sm_clock_mhz <= 0 || reference.sm_clock_mhz <= 0) return {std::nullopt, "not flagged as throttled"};
-  const double clock_ratio = here.sm_clock_mhz / reference.sm_clock_mhz;
+  const ComparedClocks clocks = compared_clocks(here, reference);
+  if (clocks.here_mhz <= 0 || clocks.reference_mhz <= 0) return {std::nullopt, "not flagged as throttled"};
+  const double clock_ratio = clocks.here_mhz / clocks.reference_mhz;
   const double drop = reference_utils > 0 ? 1 - here.utils / reference_utils : 0;
   if (clock_ratio < 1 && 1 - clock_ratio >= 0.5 * drop) {
-    return {Cause{CauseKind::throttling, fmt::format("SM clock {:.0f} MHz at M={} vs {:.0f} MHz at M={}: {:.1f}% "
+    return {Cause{CauseKind::throttling, fmt::format("{} {:.0f} MHz at M={} vs {:.0f} MHz at M={}: {:.1f}% "
                                                      "slower, {:.1f}% of the MFU lost",
-                                                     here.sm_clock_mhz, here.m, reference.sm_clock_mhz, reference.m,
-                                                     100 * (1 - clock_ratio), 100 * drop)},
+                                                     clocks.what, clocks.here_mhz, here.m, clocks.reference_mhz,
+                                                     reference.m, 100 * (1 - clock_ratio), 100 * drop)},
             "", clock_ratio};
   }
   return {std::nullopt,
-          fmt::format("not flagged as throttled, SM clock {:.0f} vs {:.0f} MHz at M={}", here.sm_clock_mhz,
-                      reference.sm_clock_mhz, reference.m),
+          fmt::format("not flagged as throttled, {} {:.0f} vs {:.0f} MHz at M={}", clocks.what, clocks.here_mhz,
+                      clocks.reference_mhz, reference.m),
           std::min(clock_ratio, 1.0)};
 }
 
@@ -429,12 +443,13 @@ Explanation explain_anomaly(const Series& series, const Anomaly& anomaly, const 
   const double together = waves.predicted * clock.predicted;
   if (!waves.cause && !clock.cause && waves.predicted < 1 && clock.predicted < 1 &&
       1 - together >= 0.5 * anomaly.drop()) {
+    const ComparedClocks clocks = compared_clocks(here, reference);
     explanation.causes.push_back(
         {CauseKind::throttling,
-         fmt::format("SM clock {:.0f} MHz at M={} vs {:.0f} MHz at M={} ({:.1f}% slower) and waves {:.1f}% emptier "
+         fmt::format("{} {:.0f} MHz at M={} vs {:.0f} MHz at M={} ({:.1f}% slower) and waves {:.1f}% emptier "
                      "(or less of the tiles' area holding output): together {:.1f}% slower, {:.1f}% of the MFU lost",
-                     here.sm_clock_mhz, here.m, reference.sm_clock_mhz, reference.m, 100 * (1 - clock.predicted),
-                     100 * (1 - waves.predicted), 100 * (1 - together), 100 * anomaly.drop())});
+                     clocks.what, clocks.here_mhz, here.m, clocks.reference_mhz, reference.m,
+                     100 * (1 - clock.predicted), 100 * (1 - waves.predicted), 100 * (1 - together), 100 * anomaly.drop())});
   }
   if (counters) {
     const auto at_here = counters->find(here.m), at_reference = counters->find(reference.m);

@@ -53,6 +53,7 @@ SeriesPoint to_point(const ProfileRow& row, std::size_t line) {
   point.status = row.status;
   point.throttled = row.status == kStatusThrottled;
   point.sm_clock_mhz = row.sm_clock_end_mhz > 0 ? std::min(row.sm_clock_mhz, row.sm_clock_end_mhz) : row.sm_clock_mhz;
+  point.sampled_sm_clock_mhz = row.sm_clock_sampled_mean_mhz;
   if (row.power_capped_pct) point.power_capped_share = *row.power_capped_pct / 100;
   point.power_limit_w = row.power_limit_w.value_or(0);
   point.line = line;

@@ -32,6 +32,9 @@ struct SeriesPoint {
   double fastest_pass_us = 0;  // passes > 1: the fastest pass's median time (time_us_min), else 0
   bool throttled = false;
   double sm_clock_mhz = 0;  // the lower of the SM clocks at the point's start and end; 0 when unknown
+  // The mean SM clock the device's probes measured between the samples (sm_clock_sampled_mean_mhz); nullopt
+  // where the profile does not say.
+  std::optional<double> sampled_sm_clock_mhz;
   // The share of the point's time the board's power policy held the SM clock down, and the enforced power
   // limit (profile columns power_capped_pct, power_limit_w); nullopt / 0 where the profile does not say.
   std::optional<double> power_capped_share;

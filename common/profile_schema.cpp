@@ -41,6 +41,8 @@ const std::vector<Column<ProfileRow>>& row_columns() {
       {"ci95_us", &R::ci95_us}, {"passes", &R::passes}, {"sm_clock_mhz", &R::sm_clock_mhz},
       {"sm_clock_end_mhz", &R::sm_clock_end_mhz}, {"temperature_c", &R::temperature_c}, {"power_w", &R::power_w},
       {"power_capped_pct", &R::power_capped_pct}, {"power_limit_w", &R::power_limit_w},
+      {"sm_clock_sampled_min_mhz", &R::sm_clock_sampled_min_mhz},
+      {"sm_clock_sampled_mean_mhz", &R::sm_clock_sampled_mean_mhz},
       {"timing", &R::timing}, {"operand_sets", &R::operand_sets}, {"launched", &R::launched},
       // The kernel's launch configuration.
       {"tile_m", &R::tile_m}, {"tile_n", &R::tile_n}, {"cluster_m", &R::cluster_m}, {"cluster_n", &R::cluster_n},

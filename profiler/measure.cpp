@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/interrupt.hpp"
+#include "kernels/sm_clock_probe.hpp"
 #include "profiler/sample_stats.hpp"
 #include "profiler/stopping_criterion.hpp"
 #include "profiler/throttle.hpp"
@@ -74,6 +75,7 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
   const auto warm_up_start = Clock::now();
   // Each set is brought to warmup_runs untimed runs. A set never run still runs once before a capture, since
   // lazy initialisation (module loading, library workspaces) cannot happen inside one.
+  int warm_up_runs = 0;
   for (std::size_t set = 0; set < rotated.size(); ++set) {
     const int done = set == 0 ? std::max(0, options.first_set_runs_done) : 0;
     const int runs = std::max(graph && done == 0 ? 1 : 0, options.warmup_runs - done);
@@ -84,9 +86,12 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
         return result;
       }
       rotated[set]->run();
+      ++warm_up_runs;
     }
   }
   device.synchronize();
+  // The warm-up's wall time per run: about a run's GPU time where the device, not the launches, set the pace.
+  const double warm_up_us_per_run = warm_up_runs > 0 ? 1e6 * seconds_since(warm_up_start) / warm_up_runs : 0.0;
 
   // Samples of one launch each (events, kernel), or of a captured sequence (graph, hot).
   std::unique_ptr<kernels::Timer> timer =
@@ -127,6 +132,23 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
     capture(std::clamp(int(std::ceil(kBatchSpanUs / std::max(probe_us, 0.01))), 2, kMaxLaunchesPerBatch));
   }
 
+  // SM clock probes (kernels/sm_clock_probe.hpp) go between samples, never inside a timed interval: before the
+  // first, then after a sample once kProbeEveryUs of samples ran since the last probe, and after the last. Left
+  // out under kernel timing, so that the kernels CUPTI records are the run's alone.
+  kernels::SmClockProbe* const clock_probe = options.clock_probes && options.timing != TimingMode::kernel
+                                                 ? dynamic_cast<kernels::SmClockProbe*>(&device)
+                                                 : nullptr;
+  double us_since_probe = 0;
+  auto probe_clock = [&] {
+    if (!clock_probe) return;
+    clock_probe->enqueue_probe();  // a point whose probes fill the device's slots goes on without more
+    us_since_probe = 0;
+  };
+  auto probe_clock_when_due = [&](double sample_us) {
+    us_since_probe += sample_us;
+    if (us_since_probe >= kProbeEveryUs) probe_clock();
+  };
+
   // Cold event samples (flush, start, run, stop each) are enqueued a group at a time: the device runs one while
   // the host enqueues the next, and the host waits once per group rather than idling the device once per
   // sample. The stopping rule still sees the samples one by one and stops where it would; samples of a group
@@ -150,7 +172,11 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
         group_timers[std::size_t(launched)]->start();
         first.run();
         group_timers[std::size_t(launched)]->stop();
+        // The group's times are read after it is enqueued: the last sample's time stands for each, the
+        // warm-up's for the first group's.
+        probe_clock_when_due(samples.empty() ? warm_up_us_per_run : samples.back());
       }
+      if (samples.empty() && warm_up_us_per_run == 0) probe_clock();  // no time known: after the first group
       for (int i = 0; i < launched; ++i) group_times.push_back(group_timers[std::size_t(i)]->elapsed_us());
     }
     const double us = group_times.front();
@@ -162,6 +188,7 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
   const auto point_start = Clock::now();
   result.warm_up_s = std::max(0.0, std::chrono::duration<double>(point_start - warm_up_start).count() -
                                         (probe_timed_us + first_replay_sample_us) / 1e6);
+  probe_clock();  // before the first timed sample
   auto seconds_spent = [&] { return seconds_since(point_start); };
   const std::unique_ptr<StoppingCriterion> criterion = make_stopping_criterion(options, history);
   while (true) {
@@ -169,7 +196,9 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
       result.interrupted = true;
       break;
     }
+    const double timed_before_us = result.timed_us_total;
     samples.push_back(next_sample());
+    if (!in_groups) probe_clock_when_due(result.timed_us_total - timed_before_us);
     criterion->add(samples.back());
     if (criterion->done()) {
       result.converged = true;
@@ -182,6 +211,12 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
   // Never below 0: a scripted (fake) timer may report more than the wall time the loop took.
   result.between_samples_s =
       std::max(0.0, seconds_spent() - (result.timed_us_total - probe_timed_us - first_replay_sample_us) / 1e6);
+  if (clock_probe) {
+    const auto collect_start = Clock::now();
+    if (us_since_probe > 0) probe_clock();  // after the last sample
+    result.probed_clock = summarize_probes(clock_probe->collect_probes());
+    result.clocks_s += seconds_since(collect_start);
+  }
   const auto release_start = Clock::now();
   sequence.reset();
   result.launched = timer->launched();

@@ -10,6 +10,7 @@
 
 #include "kernels/kernel.hpp"
 #include "kernels/throttle_accounting.hpp"
+#include "profiler/probed_clock.hpp"
 #include "profiler/noise_history.hpp"
 
 namespace shapescope::profiler {
@@ -34,6 +35,9 @@ struct MeasureOptions {
   // Read the device's throttle accounting beside the clock at the point's start and end
   // (kernels/throttle_accounting.hpp): off by default, since NVML answers it in 0.4-0.7 ms a reading.
   bool power_accounting = false;
+  // Probe the SM clock on the device between the timed samples (profiler/probed_clock.hpp), where the device
+  // can (kernels/sm_clock_probe.hpp).
+  bool clock_probes = true;
 };
 
 struct Measurement {
@@ -46,6 +50,7 @@ struct Measurement {
   // Beside each clock reading, where the device keeps throttle accounting (kernels/throttle_accounting.hpp).
   std::optional<kernels::ThrottleReading> throttle_start, throttle_end;
   bool throttled = false;    // SM clock fell during the point
+  std::optional<ProbedClock> probed_clock;  // probed between the samples
   int operand_sets = 1;      // distinct operand sets the samples rotated over
   std::string launched;      // kernel mode: what the last sample's run launched
   // Host wall time of the point's untimed parts (the sweep's phase breakdown, point_phases.hpp): the

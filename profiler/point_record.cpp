@@ -26,6 +26,10 @@ void record_measurement(ProfileRow& row, const Measurement& m, const kernels::Ch
     row.power_w = m.clock_start->power_w;
   }
   if (m.clock_end) row.sm_clock_end_mhz = m.clock_end->sm_clock_mhz;
+  if (m.probed_clock) {
+    row.sm_clock_sampled_min_mhz = m.probed_clock->lowest_mhz;
+    row.sm_clock_sampled_mean_mhz = m.probed_clock->mean_mhz;
+  }
   if (m.throttle_start && m.throttle_end) {
     if (const auto share = kernels::held_share(m.throttle_start->power, m.throttle_end->power))
       row.power_capped_pct = 100 * *share;

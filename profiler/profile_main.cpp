@@ -140,6 +140,11 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
   app.add_flag("--power-accounting", request.measure.power_accounting,
                "GPU: read the driver's power-cap time counter around each point into power_capped_pct and "
                "power_limit_w (NVML: 0.4-0.7 ms a reading on an H100)");
+  std::string clock_probes = "on";
+  app.add_option("--clock-probes", clock_probes,
+                 "on | off: GPU: measure the SM clock on the device between a point's samples (a 12 us kernel on an H100 "
+                 "per ms of samples) into sm_clock_sampled_min_mhz and sm_clock_sampled_mean_mhz")
+      ->capture_default_str();
   app.add_option("--verify-plans", verify.report_path,
                  "run the split plans of analyze's JSON report on the GPU (serial and two streams) instead of a sweep");
   app.add_option("--verify-out", verify.out_path, "where --verify-plans writes its results (default: REPORT.verify.json)");
@@ -192,6 +197,7 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
   try {
     request.seed = profiler::parse_seed(seed);
     request.m_search.mode = profiler::parse_m_search(m_search);
+    request.measure.clock_probes = profiler::parse_clock_probes(clock_probes);
     for (const std::string& param : criterion_params) profiler::parse_criterion_param(param, request.measure.criterion_params);
     if (!replay.empty()) return profiler::replay_cli(replay, request);
     for (const std::string& plugin : plugins) kernels::load_plugin(plugin);

@@ -67,6 +67,9 @@ ProfileRow combine_passes(const std::vector<ProfileRow>& passes) {
     row.power_w = std::max(row.power_w, pass.power_w);
     if (pass.power_capped_pct)
       row.power_capped_pct = std::max(row.power_capped_pct.value_or(0), *pass.power_capped_pct);
+    if (pass.sm_clock_sampled_min_mhz)
+      row.sm_clock_sampled_min_mhz = std::min(row.sm_clock_sampled_min_mhz.value_or(*pass.sm_clock_sampled_min_mhz),
+                                              *pass.sm_clock_sampled_min_mhz);
     if (pass.power_limit_w)
       row.power_limit_w = std::min(row.power_limit_w.value_or(*pass.power_limit_w), *pass.power_limit_w);
     if (pass.status == kStatusThrottled) {

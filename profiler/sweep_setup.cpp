@@ -288,6 +288,12 @@ bool programmatic_launch_for(const std::string& pdl, kernels::TimingMode timing)
   return timing == kernels::TimingMode::graph;
 }
 
+bool parse_clock_probes(const std::string& probes) {
+  if (probes == "on") return true;
+  if (probes == "off") return false;
+  throw UserError(fmt::format("--clock-probes '{}' is not on or off", probes));
+}
+
 kernels::TimingMode default_timing(const std::string& m_preset) {
   return m_preset == "cudagraph" ? kernels::TimingMode::graph : kernels::TimingMode::events;
 }

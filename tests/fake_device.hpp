@@ -1,5 +1,5 @@
 // The one fake kernels::Device of the CPU tests: what it reports is scripted
-// (kind, name, L2 size, timer durations, clock readings, free memory, hardware
+// (kind, name, L2 size, timer durations, clock readings and probes, free memory, hardware
 // counters, the passes a collection takes and the kernels a run launched) and what it is
 // asked is counted (flushes, captures and their replays, timers, kernel timers, clock readings,
 // counter collections), and the order of flushes, waits and counter passes logged.
@@ -14,6 +14,7 @@
 
 #include "common/kernel_counters.hpp"
 #include "kernels/kernel.hpp"
+#include "kernels/sm_clock_probe.hpp"
 #include "kernels/throttle_accounting.hpp"
 
 namespace shapescope::testing_fakes {
@@ -26,6 +27,9 @@ struct DeviceScript {
   std::deque<kernels::ClockSample> clocks;     // one per sample_clock(); the last repeats; none: no clock
   // One per read_throttle_accounting(); the last repeats; none: the device keeps no throttle accounting.
   std::deque<kernels::ThrottleReading> throttle;
+  // What every SM clock probe measures; none: the device cannot probe (enqueues nothing).
+  std::optional<double> probe_mhz;
+  int probes_pending = 0;                      // enqueued, not yet collected
   std::size_t free_bytes = 0;
   int flushes = 0, captures = 0, timers = 0, kernel_timers = 0, empty_runs = 0;
   int batches = 0, batched_launches = 0;       // graph replays and the runs they held
@@ -126,7 +130,9 @@ class FakeCounterSession final : public kernels::CounterSession {
   DeviceScript& script_;
 };
 
-class FakeDevice final : public kernels::Device, public kernels::ThrottleAccountingSource {
+class FakeDevice final : public kernels::Device,
+                         public kernels::ThrottleAccountingSource,
+                         public kernels::SmClockProbe {
  public:
   explicit FakeDevice(DeviceScript& script) : script_(script) {}
   kernels::BackendKind kind() const override { return script_.kind; }
@@ -148,6 +154,15 @@ class FakeDevice final : public kernels::Device, public kernels::ThrottleAccount
   void synchronize() override { script_.device_log.push_back("synchronize"); }
   std::size_t free_memory_bytes() const override { return script_.free_bytes; }
   std::optional<kernels::ClockSample> sample_clock() const override { return script_.next_clock(); }
+  bool enqueue_probe() override {
+    if (!script_.probe_mhz) return false;
+    script_.device_log.push_back("probe");
+    ++script_.probes_pending;
+    return true;
+  }
+  std::vector<double> collect_probes() override {
+    return std::vector<double>(std::size_t(std::exchange(script_.probes_pending, 0)), script_.probe_mhz.value_or(0));
+  }
   std::optional<kernels::ThrottleReading> read_throttle_accounting() const override {
     return script_.next_throttle();
   }

@@ -2,7 +2,9 @@
 // (flushes, timers, captured sequences, clocks) in each timing mode, and when it stops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
+#include <string>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -261,6 +263,78 @@ TEST(Measure, ClockDropBelow97PercentMarksThrottled) {
   EXPECT_FALSE(steady.throttled);
   ASSERT_TRUE(steady.clock_end.has_value());
   EXPECT_EQ(steady.clock_end->sm_clock_mhz, 1950);
+}
+
+std::vector<std::string> probes_and_flushes(const Script& script) {
+  std::vector<std::string> log;
+  for (const std::string& entry : script.device_log)
+    if (entry == "probe" || entry == "flush") log.push_back(entry);
+  return log;
+}
+
+TEST(Measure, ColdEventSamplesAreProbedBeforeTheFirstAndOncePerMillisecondOfSamplesBetweenFlushes) {
+  std::deque<double> durations;
+  for (int i = 0; i < 12; ++i) durations.push_back(i % 2 ? 500.0 : 300.0);
+  Script script(durations);
+  script.probe_mhz = 1425;
+  MeasureOptions options;
+  options.warmup_runs = 0;
+  options.min_samples = 4;
+  options.max_samples = 12;
+  options.target_rel_stderr = 1e-9;  // never precise enough: all 12 samples, in groups of 4
+  options.max_seconds_per_point = 1e9;
+  const Measurement m = run_with(script, options);
+  ASSERT_EQ(m.samples, 12);
+  // The first group's times are unknown while it is enqueued: one probe after it. Later groups take the last
+  // sample read (500 µs) for each of theirs: a probe after every second one.
+  const std::vector<std::string> f4(4, "flush");
+  std::vector<std::string> expected = {"probe"};
+  expected.insert(expected.end(), f4.begin(), f4.end());
+  for (int i = 0; i < 4; ++i) expected.insert(expected.end(), {"probe", "flush", "flush"});
+  expected.push_back("probe");
+  EXPECT_EQ(probes_and_flushes(script), expected);
+  ASSERT_TRUE(m.probed_clock);
+  EXPECT_EQ(m.probed_clock->probes, 6);
+  EXPECT_DOUBLE_EQ(m.probed_clock->mean_mhz, 1425);
+  EXPECT_EQ(script.probes_pending, 0);  // all collected
+
+  // With warm-up runs, their wall time per run stands for the first group's samples (a fake run's: about 0).
+  Script warmed(durations);
+  warmed.probe_mhz = 1425;
+  options.warmup_runs = 2;
+  ASSERT_EQ(run_with(warmed, options).samples, 12);
+  expected.erase(expected.begin() + 5);  // no probe right after the first group
+  EXPECT_EQ(probes_and_flushes(warmed), expected);
+}
+
+TEST(Measure, GraphSamplesOfAMillisecondOrMoreAreEachFollowedByAProbe) {
+  Script script({400.0});  // a replay of 4 runs: 1.6 ms
+  script.probe_mhz = 1185;
+  OperandSets sets(script, 1);
+  MeasureOptions options;
+  options.min_samples = options.max_samples = 5;
+  const Measurement m = sets.measure(kernels::TimingMode::graph, options);
+  ASSERT_EQ(m.samples, 5);
+  ASSERT_TRUE(m.probed_clock);
+  EXPECT_EQ(m.probed_clock->probes, 1 + 5);
+  EXPECT_DOUBLE_EQ(m.probed_clock->lowest_mhz, 1185);
+}
+
+TEST(Measure, NoProbesWhenOffUnderKernelTimingOrWhereTheDeviceCannotProbe) {
+  Script script({100.0});
+  script.probe_mhz = 1425;
+  EXPECT_TRUE(run_with(script, {}).probed_clock);
+  const auto probes = [&] { return std::count(script.device_log.begin(), script.device_log.end(), "probe"); };
+  const auto probed = probes();
+  EXPECT_GE(probed, 2);  // before the first sample and after the first group
+  MeasureOptions off;
+  off.clock_probes = false;
+  EXPECT_FALSE(run_with(script, off).probed_clock);
+  OperandSets sets(script, 1);
+  EXPECT_FALSE(sets.measure(kernels::TimingMode::kernel, {}).probed_clock);
+  script.probe_mhz.reset();  // a device that cannot probe (the CPU, ROCm)
+  EXPECT_FALSE(run_with(script, {}).probed_clock);
+  EXPECT_EQ(probes(), probed);
 }
 
 }  // namespace

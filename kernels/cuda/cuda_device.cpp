@@ -129,6 +129,7 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
   flush_sink_ = DeviceBuffer<uint32_t>(1);
   CUDA_CHECK(cudaMemsetAsync(flush_buffer_.data(), 0, flush_buffer_.bytes(), stream_));
   CUDA_CHECK(cudaStreamSynchronize(stream_));
+  clock_probes_ = std::make_unique<ClockProbes>(info_.max_sm_clock_mhz, stream_);
 }
 
 CudaDevice::~CudaDevice() {
@@ -136,6 +137,7 @@ CudaDevice::~CudaDevice() {
   cudaStreamDestroy(stream_);
   flush_buffer_ = {};
   flush_sink_ = {};
+  clock_probes_.reset();
   free_cached_device_blocks(ordinal_);
 }
 

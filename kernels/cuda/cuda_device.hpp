@@ -1,5 +1,6 @@
 // The CUDA device: one stream for everything timed, cudaEvent timers, an L2
-// flush by a read pass over a buffer larger than L2 (l2_flush.cuh), NVML clocks and throttle accounting,
+// flush by a read pass over a buffer larger than L2 (l2_flush.cuh), NVML clocks and throttle accounting, SM clock
+// probes between samples (clock_probe.hpp),
 // CUDA-graph sequences, CUPTI kernel durations and CUPTI hardware counters.
 //
 // CUDA kernels read stream() on every run() (never cache it): verify-plans
@@ -10,13 +11,15 @@
 
 #include <memory>
 
+#include "kernels/cuda/clock_probe.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/nvml_library.hpp"
 #include "kernels/kernel.hpp"
+#include "kernels/sm_clock_probe.hpp"
 
 namespace shapescope::kernels::cuda {
 
-class CudaDevice final : public Device, public ThrottleAccountingSource {
+class CudaDevice final : public Device, public ThrottleAccountingSource, public SmClockProbe {
  public:
   explicit CudaDevice(int ordinal);
   ~CudaDevice() override;
@@ -31,6 +34,8 @@ class CudaDevice final : public Device, public ThrottleAccountingSource {
   std::size_t free_memory_bytes() const override;
   std::optional<ClockSample> sample_clock() const override;
   std::optional<ThrottleReading> read_throttle_accounting() const override { return nvml_->throttle_reading(); }
+  bool enqueue_probe() override { return clock_probes_->enqueue(current_stream_); }
+  std::vector<double> collect_probes() override { return clock_probes_->collect(current_stream_); }
   std::unique_ptr<RunSequence> capture(const std::vector<PreparedGemm*>& runs) override;
   std::unique_ptr<Timer> make_kernel_timer() override;
   std::unique_ptr<PreparedGemm> empty_run() override;
@@ -41,6 +46,7 @@ class CudaDevice final : public Device, public ThrottleAccountingSource {
   bool programmatic_launch() const { return programmatic_launch_; }
 
   int ordinal() const { return ordinal_; }
+  const ClockProbes& clock_probes() const { return *clock_probes_; }
   // The stream that runs enqueue on right now (the device's own, unless overridden).
   cudaStream_t stream() const { return current_stream_; }
 
@@ -65,6 +71,7 @@ class CudaDevice final : public Device, public ThrottleAccountingSource {
   DeviceBuffer<uint8_t> flush_buffer_;
   DeviceBuffer<uint32_t> flush_sink_;
   std::unique_ptr<NvmlLibrary> nvml_;
+  std::unique_ptr<ClockProbes> clock_probes_;
   bool programmatic_launch_ = false;
 };
 
