@@ -218,7 +218,7 @@ struct GridCostModel {
   // column (and the columns sharing an A row block) no longer read each K block at about the
   // same time. A least-squares fit of the log error to 260 graph-timed H100 points of stream-K
   // runs (N=1280/2560 K=8192, N=7168 K=12288, M 16..4096; profiles/.../2026-11-25-1dc1d68/
-  // stream_k_runs_at_any_k_block.tar.gz), the other constants as they are.
+  // stream_k_runs_at_any_k_block.tar.xz), the other constants as they are.
   double stream_k_kblock_factor = 1.4;
 
   // What the model needs of a GEMM under one tile shape.
