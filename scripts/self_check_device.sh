@@ -2,7 +2,7 @@
 # One device call of the self-check (docs/self_check.md): resumes from the results committed in RESULTS_DIR,
 # measures for at most BUDGET seconds, analyzes every profile, and leaves in $OUT
 #   self_check.tar   RESULTS_DIR's new content: README.md (one line per call: date, GPU, build, how far),
-#                    summary.md, summary.csv, self_check.json, analyses/ (plain) and raw.tar.xz (every raw
+#                    summary.md, summary.csv, self_check.json, analyses.tar.xz (what analyze wrote) and raw.tar.xz (every raw
 #                    profile, compressed); extract it over RESULTS_DIR and commit
 #   summary.md       the table, to read at once
 #   self_check.log   what the run printed
@@ -33,7 +33,7 @@ if [ -f "$results/README.md" ]; then
   cp "$results/README.md" "$work/"
 else
   printf '%s\n' "# Self-check results" "" \
-    "Made by scripts/self_check_device.sh (docs/self_check.md): summary.md is the table, analyses/ holds what" \
+    "Made by scripts/self_check_device.sh (docs/self_check.md): summary.md is the table, analyses.tar.xz holds what" \
     "analyze printed and wrote for each profile, raw.tar.xz the profiles (tar -xJf raw.tar.xz). One line per device call:" \
     "" > "$work/README.md"
 fi
@@ -50,6 +50,8 @@ build=$(grep -ho '"git_commit": "[^"]*"' "$work"/raw/*.json 2>/dev/null | sort -
 echo "- $(date -u +%Y-%m-%dT%H:%MZ), ${gpu:-no GPU}, build ${build:-?}, budget ${budget} s: $(grep '^self-check: \(complete\|incomplete\)' "$out/self_check.log" | tail -n1) (rc $rc)" \
   >> "$work/README.md"
 if [ -d "$work/raw" ]; then (cd "$work" && tar -caf "$packed" raw && rm -rf raw) || exit 1; fi
+analyses_packed=analyses.${packed#raw.}
+if [ -d "$work/analyses" ]; then (cd "$work" && tar -caf "$analyses_packed" analyses && rm -rf analyses) || exit 1; fi
 tar -cf "$out/self_check.tar" -C "$work" . || exit 1
 cp "$work/summary.md" "$out/" 2>/dev/null
 grep -E "^self-check|^  (met|missed|n/a) " "$out/self_check.log"
