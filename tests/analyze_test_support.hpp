@@ -4,12 +4,14 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "analyze/anomaly.hpp"
@@ -86,6 +88,22 @@ inline Anomaly anomaly_against(const Series& series, std::size_t index, std::siz
   anomaly.reference_m = series.points[reference_index].m;
   anomaly.reference_utils = series.points[reference_index].utils;
   return anomaly;
+}
+
+// A shapescope profile of one kernel over M = 1000 … 1400 step 20 with tight samples (±0.5%), where M = 1200 and
+// 1220 run 25% slower: `extra_columns` (",a,b") are added to the header and `extra_values(dip)` (",x,y") to each
+// row, so a test can say what the profile records of the dip.
+inline std::string dip_profile(const std::string& extra_columns, const std::function<std::string(bool)>& extra_values) {
+  std::string text =
+      "batch,kernel_time,flops,utils,kernel_name,m,n,k,kernel,device,status,time_us_min,time_us_max" + extra_columns + "\n";
+  for (int64_t m = 1000; m <= 1400; m += 20) {
+    const bool dip = m == 1200 || m == 1220;
+    const double time = static_cast<double>(m) * (dip ? 1.25 : 1.0);
+    text += fmt::format("{},{},{},{},gemm,{},4096,4096,gemm,Fake GPU,ok,{},{}", m, time, 0.5 * m / time,
+                        0.5 * m / time, m, 0.995 * time, 1.005 * time) +
+            extra_values(dip) + "\n";
+  }
+  return text;
 }
 
 }  // namespace shapescope::analyze::testing

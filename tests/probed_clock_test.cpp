@@ -11,11 +11,13 @@
 #include "analyze/readers.hpp"
 #include "analyze/regions.hpp"
 #include "common/profile_schema.hpp"
+#include "analyze_test_support.hpp"
 #include "scratch_dir.hpp"
 
 namespace shapescope {
 namespace {
 
+using analyze::testing::dip_profile;
 using profiler::summarize_probes;
 
 TEST(ProbedClock, TheLowestAndTheMeanOfTheProbes) {
@@ -49,23 +51,15 @@ TEST(ProbedClock, TheColumnsAreWrittenEmptyWhenAbsentAndReadBack) {
   EXPECT_EQ(read.sm_clock_sampled_mean_mhz, 1387.5);
 }
 
-// A profile of one kernel over M = 1000 … 1400 with tight samples whose start and end clocks read 1425 MHz
-// everywhere; M = 1200 and 1220 run 25% slower. `dip_mean_mhz`: the sampled mean clock there (1425 elsewhere);
-// 0: a profile without the sampled columns.
+// The dip profile with start and end clocks of 1425 MHz everywhere; `dip_mean_mhz`: the sampled mean clock at the
+// dip (1425 elsewhere); 0: a profile without the sampled columns.
 std::string clock_dip_profile(double dip_mean_mhz) {
-  const bool sampled = dip_mean_mhz > 0;
-  std::string text = "batch,kernel_time,flops,utils,kernel_name,m,n,k,kernel,device,status,time_us_min,time_us_max,"
-                     "sm_clock_mhz,sm_clock_end_mhz";
-  text += sampled ? ",sm_clock_sampled_min_mhz,sm_clock_sampled_mean_mhz\n" : "\n";
-  for (int64_t m = 1000; m <= 1400; m += 20) {
-    const bool dip = m == 1200 || m == 1220;
-    const double time = static_cast<double>(m) * (dip ? 1.25 : 1.0);
-    text += fmt::format("{},{},{},{},gemm,{},4096,4096,gemm,Fake GPU,ok,{},{},1425,1425", m, time, 0.5 * m / time,
-                        0.5 * m / time, m, 0.995 * time, 1.005 * time);
-    const double mean = dip ? dip_mean_mhz : 1425;
-    text += sampled ? fmt::format(",{},{}\n", mean - 50, mean) : "\n";
-  }
-  return text;
+  if (dip_mean_mhz <= 0) return dip_profile(",sm_clock_mhz,sm_clock_end_mhz", [](bool) { return std::string(",1425,1425"); });
+  return dip_profile(",sm_clock_mhz,sm_clock_end_mhz,sm_clock_sampled_min_mhz,sm_clock_sampled_mean_mhz",
+                     [dip_mean_mhz](bool dip) {
+                       const double mean = dip ? dip_mean_mhz : 1425;
+                       return fmt::format(",1425,1425,{},{}", mean - 50, mean);
+                     });
 }
 
 analyze::Region only_region(const testing_support::ScratchDir& dir, const std::string& name, double dip_mean_mhz) {

@@ -19,6 +19,8 @@
 namespace shapescope::analyze {
 namespace {
 
+using testing::dip_profile;
+
 // Quiet sweeps (±1% scatter, no outliers, no drift) whose only anomalies are the injected cliffs.
 SweepSpec quiet_spec(std::vector<CliffRequest> cliffs, uint64_t seed) {
   SweepSpec spec;
@@ -202,19 +204,11 @@ TEST(Regions, GroupingKeepsEveryCauseAMemberHasAlone) {
         synthetic_sweep(quiet_spec({{CliffKind::kernel_switch, 0.3}, {CliffKind::multi_batch, 0.2}}, seed)).series);
 }
 
-// A profile of one kernel over M = 1000 … 1400 with tight samples, held at its 700 W limit 5% of each point's time;
-// M = 1200 and 1220 run 25% slower, held there 70% of theirs (or, without the column, nothing said of it).
+// The dip profile held at its 700 W limit 5% of each point's time, M = 1200 and 1220 held there 70% of theirs
+// (or, without the column, nothing said of it).
 std::string capped_profile(bool with_power_cap) {
-  std::string text = "batch,kernel_time,flops,utils,kernel_name,m,n,k,kernel,device,status,time_us_min,time_us_max";
-  text += with_power_cap ? ",power_capped_pct,power_limit_w\n" : "\n";
-  for (int64_t m = 1000; m <= 1400; m += 20) {
-    const bool dip = m == 1200 || m == 1220;
-    const double time = static_cast<double>(m) * (dip ? 1.25 : 1.0);
-    text += fmt::format("{},{},{},{},gemm,{},4096,4096,gemm,Fake GPU,ok,{},{}", m, time, 0.5 * m / time,
-                        0.5 * m / time, m, 0.995 * time, 1.005 * time);
-    text += with_power_cap ? fmt::format(",{},700\n", dip ? 70 : 5) : "\n";
-  }
-  return text;
+  if (!with_power_cap) return dip_profile("", [](bool) { return std::string(); });
+  return dip_profile(",power_capped_pct,power_limit_w", [](bool dip) { return fmt::format(",{},700", dip ? 70 : 5); });
 }
 
 TEST(Regions, DipsHeldAtThePowerLimitFormAPowerCapRegionOnlyWhereTheProfileSaysSo) {
