@@ -51,8 +51,9 @@ struct ProfileRow {
   // SM clock below what was asked (the driver's cumulative violation counter), and the enforced power limit;
   // empty unless `profile --power-accounting` read them on a device that keeps the counter, as in older profiles.
   std::optional<double> power_capped_pct, power_limit_w;
-  // The SM clock polled every ~1 ms while the point's timed samples ran: the lowest reading and the time-weighted
-  // mean; empty where the device cannot be polled (the CPU, ROCm), under --clock-sample-ms 0, and in older files.
+  // The SM clock probed on the device between the point's timed samples (kernels/sm_clock_probe.hpp): the lowest
+  // probe and their mean; empty where the device cannot probe (the CPU, ROCm), under kernel timing, with
+  // --clock-probes off, and in older files.
   std::optional<double> sm_clock_sampled_min_mhz, sm_clock_sampled_mean_mhz;
   std::string timing = kTimingEvents;  // events | graph | kernel (kernels::TimingMode)
   int64_t operand_sets = 1;      // distinct operand copies a graph replay rotates over
