@@ -51,7 +51,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"cpu_a16w4_blockscale", BlockFormatId::mxfp4, {5, 131, 200, 1}},
                       Case{"cpu_a16w4_blockscale", BlockFormatId::e2m1_e8m0_16, {9, 140, 322, 1}},
                       Case{"cpu_mxfp8_blockscale", BlockFormatId::mxfp8, {3, 200, 301, 1}},
-                      Case{"cpu_mxfp8_blockscale", BlockFormatId::mxfp8, {20, 129, 96, 2}}),
+                      Case{"cpu_mxfp8_blockscale", BlockFormatId::mxfp8, {20, 129, 96, 2}},
+                      // M beyond one row panel (kRowPanel), the last panel partial.
+                      Case{"cpu_a16w4_blockscale", BlockFormatId::nvfp4, {300, 129, 150, 2}},
+                      Case{"cpu_mxfp8_blockscale", BlockFormatId::mxfp8, {260, 131, 96, 1}}),
     [](const auto& info) {
       const Case& c = info.param;
       return std::string(c.kernel) + "_" + std::string(to_string(c.format)) + "_M" + std::to_string(c.shape.m) +

@@ -47,7 +47,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"cpu_fp8_blockscale", {1, 200, 300, 1}}, Case{"cpu_fp8_blockscale", {17, 129, 257, 1}},
                       Case{"cpu_fp8_blockscale", {9, 200, 130, 3}}, Case{"cpu_a16w8_blockscale", {1, 200, 300, 1}},
                       Case{"cpu_a16w8_blockscale", {33, 131, 385, 2}}, Case{"cpu_bf16", {1, 200, 300, 1}},
-                      Case{"cpu_bf16", {20, 257, 140, 2}}),
+                      Case{"cpu_bf16", {20, 257, 140, 2}},
+                      // M beyond one row panel (kRowPanel), the last panel partial.
+                      Case{"cpu_fp8_blockscale", {300, 129, 257, 2}}, Case{"cpu_a16w8_blockscale", {513, 131, 130, 1}},
+                      Case{"cpu_bf16", {260, 200, 140, 2}}),
     [](const auto& info) {
       const Case& c = info.param;
       return std::string(c.kernel) + "_M" + std::to_string(c.shape.m) + "_N" + std::to_string(c.shape.n) + "_K" +

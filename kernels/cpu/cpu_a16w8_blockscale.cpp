@@ -45,9 +45,9 @@ class A16w8Gemm final : public CpuBf16ActivationGemm {
     const auto& table = e4m3_table();
     const int64_t m = shape().m, n = shape().n, k = shape().k, k_blocks = blocks(k), n_blocks = blocks(n);
     widen_activations();
-    compute_output_tiles([&](int64_t batch, int64_t col0, int64_t width) {
+    compute_output_tiles([&](int64_t batch, int64_t row0, int64_t rows, int64_t col0, int64_t width) {
       const int64_t n_block = col0 / kScaleBlock;
-      RowMajorMatrix accumulator = RowMajorMatrix::Zero(m, width);
+      RowMajorMatrix accumulator = RowMajorMatrix::Zero(rows, width);
       RowMajorMatrix weight_block(width, kScaleBlock);
       for (int64_t k_block = 0; k_block < k_blocks; ++k_block) {
         const int64_t k0 = k_block * kScaleBlock, depth = std::min(kScaleBlock, k - k0);
@@ -56,7 +56,7 @@ class A16w8Gemm final : public CpuBf16ActivationGemm {
           const uint8_t* codes = weights_.codes.data() + (batch * n + col0 + row) * k + k0;
           for (int64_t col = 0; col < depth; ++col) weight_block(row, col) = table[codes[col]] * scale;
         }
-        const ConstBlockMap a(a_decoded_.data() + batch * m * k + k0, m, depth, Eigen::OuterStride<>(k));
+        const ConstBlockMap a(a_decoded_.data() + (batch * m + row0) * k + k0, rows, depth, Eigen::OuterStride<>(k));
         accumulator.noalias() += a * weight_block.leftCols(depth).transpose();
       }
       return accumulator;

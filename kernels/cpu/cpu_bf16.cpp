@@ -37,10 +37,10 @@ class Bf16Gemm final : public CpuBf16ActivationGemm {
   void run() override {
     const int64_t m = shape().m, n = shape().n, k = shape().k;
     widen_activations();
-    compute_output_tiles([&](int64_t batch, int64_t col0, int64_t width) {
-      const ConstBlockMap a(a_decoded_.data() + batch * m * k, m, k, Eigen::OuterStride<>(k));
+    compute_output_tiles([&](int64_t batch, int64_t row0, int64_t rows, int64_t col0, int64_t width) {
+      const ConstBlockMap a(a_decoded_.data() + (batch * m + row0) * k, rows, k, Eigen::OuterStride<>(k));
       const ConstBlockMap b(weights_.decoded.data() + (batch * n + col0) * k, width, k, Eigen::OuterStride<>(k));
-      RowMajorMatrix tile(m, width);
+      RowMajorMatrix tile(rows, width);
       tile.noalias() = a * b.transpose();
       return tile;
     });

@@ -47,11 +47,12 @@ class Fp8Gemm final : public CpuPreparedGemm {
     parallel_for(threads_, shape().batch_count * m, [&](int64_t row) {
       for (int64_t i = row * k; i < (row + 1) * k; ++i) a_decoded_[size_t(i)] = table[a_codes_[size_t(i)]];
     });
-    compute_output_tiles([&](int64_t batch, int64_t col0, int64_t width) {
-      const int64_t n_block = col0 / kScaleBlock;
-      return fp8_blockscale_columns({a_decoded_.data() + batch * m * k, a_scales_.data() + batch * m * k_blocks,
+    compute_output_tiles([&](int64_t batch, int64_t row0, int64_t rows, int64_t col0, int64_t width) {
+      const int64_t n_block = col0 / kScaleBlock, first_row = batch * m + row0;
+      return fp8_blockscale_columns({a_decoded_.data() + first_row * k, a_scales_.data() + first_row * k_blocks,
                                      weights_.decoded.data() + (batch * n + col0) * k,
-                                     weights_.scales.data() + (batch * n_blocks + n_block) * k_blocks, m, width, k});
+                                     weights_.scales.data() + (batch * n_blocks + n_block) * k_blocks, rows, width,
+                                     k});
     });
   }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/interrupt.hpp"
 #include "kernels/cpu/parallel_for.hpp"
 #include "kernels/synthetic_operands.hpp"
 
@@ -70,15 +71,18 @@ CpuPreparedGemm::CpuPreparedGemm(ReferenceProblem problem, int threads, std::str
       output_(size_t(problem.shape.batch_count * problem.shape.m * problem.shape.n), kPoisonBf16) {}
 
 void CpuPreparedGemm::compute_output_tiles(
-    const std::function<RowMajorMatrix(int64_t batch, int64_t col0, int64_t width)>& tile) {
-  const int64_t n = shape().n, n_tiles = synthetic::blocks(n, kTileN);
+    const std::function<RowMajorMatrix(int64_t batch, int64_t row0, int64_t rows, int64_t col0, int64_t width)>&
+        tile) {
+  const int64_t m = shape().m, n = shape().n, n_tiles = synthetic::blocks(n, kTileN);
   parallel_for(threads_, shape().batch_count * n_tiles, [&](int64_t task) {
     const int64_t batch = task / n_tiles, col0 = (task % n_tiles) * kTileN;
-    const RowMajorMatrix result = tile(batch, col0, std::min(kTileN, n - col0));
     uint16_t* out = output_batch(batch);
-    for (int64_t row = 0; row < result.rows(); ++row)
-      for (int64_t col = 0; col < result.cols(); ++col)
-        out[row * n + col0 + col] = encode_bf16(result(row, col));
+    for (int64_t row0 = 0; row0 < m && !(row0 > 0 && interrupt_requested()); row0 += kRowPanel) {
+      const RowMajorMatrix result = tile(batch, row0, std::min(kRowPanel, m - row0), col0, std::min(kTileN, n - col0));
+      for (int64_t row = 0; row < result.rows(); ++row)
+        for (int64_t col = 0; col < result.cols(); ++col)
+          out[(row0 + row) * n + col0 + col] = encode_bf16(result(row, col));
+    }
   });
 }
 

@@ -23,6 +23,10 @@ using ConstBlockMap = Eigen::Map<const RowMajorMatrix, 0, Eigen::OuterStride<>>;
 
 // Output columns one task computes: one 128-wide weight-scale block.
 constexpr int64_t kTileN = 128;
+// A task computes its tile in panels of at most this many rows and looks for SIGINT/SIGTERM between them, so
+// that an interrupt during a large GEMM (one M x 128 x K product takes seconds under the sanitizers) is seen
+// within one panel's time.
+constexpr int64_t kRowPanel = 256;
 
 // decode(code) of each of the `Codes` codes of an element type, so kernels decode with one load per element.
 template <std::size_t Codes, typename Decode>
@@ -60,8 +64,12 @@ class CpuPreparedGemm : public PreparedGemm {
   const GemmShape& shape() const { return problem_.shape; }
   uint16_t* output_batch(int64_t batch) { return output_.data() + batch * shape().m * shape().n; }
   // The output's tiles of M rows x kTileN columns (the last one narrower), one task each on the threads: stores
-  // tile(batch, col0, width), the m x width product of output columns [col0, col0 + width) of `batch`, as bf16.
-  void compute_output_tiles(const std::function<RowMajorMatrix(int64_t batch, int64_t col0, int64_t width)>& tile);
+  // tile(batch, row0, rows, col0, width), the rows x width product of output rows [row0, row0 + rows) and
+  // columns [col0, col0 + width) of `batch`, as bf16, for the tile's panels of at most kRowPanel rows in turn.
+  // After an interrupt the panels left are skipped (the sweep drops the point).
+  void compute_output_tiles(
+      const std::function<RowMajorMatrix(int64_t batch, int64_t row0, int64_t rows, int64_t col0, int64_t width)>&
+          tile);
 
   ReferenceProblem problem_;
   int threads_;

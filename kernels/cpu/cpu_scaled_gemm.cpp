@@ -46,8 +46,9 @@ class ScaledGemm final : public CpuPreparedGemm {
         for (int64_t col = 0; col < k; ++col) out[col] = decode_bf16(a_bf16_[size_t(row * k + col)]);
       }
     });
-    compute_output_tiles([&](int64_t batch, int64_t col0, int64_t width) {
-      return scaled_weight_columns(a_decoded_.data() + batch * m * k, m, k, weights_.operand, batch, col0, width);
+    compute_output_tiles([&](int64_t batch, int64_t row0, int64_t rows, int64_t col0, int64_t width) {
+      return scaled_weight_columns(a_decoded_.data() + (batch * m + row0) * k, rows, k, weights_.operand, batch, col0,
+                                   width);
     });
   }
 
