@@ -136,6 +136,12 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
   CUDA_CHECK(cudaStreamSynchronize(stream_));
   clock_probes_ = std::make_unique<ClockProbes>(info_.max_sm_clock_mhz, stream_);
   stream_holder_ = std::make_unique<StreamHolder>(kStreamHoldTimeoutNs);
+  // The hold and the flush are loaded now, not at a first launch behind a waiting hold: under lazy module
+  // loading a kernel's first launch may wait for the device's running kernels, the hold included.
+  hold();
+  release();
+  flush_cache();
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 CudaDevice::~CudaDevice() {

@@ -48,9 +48,11 @@ TEST(StreamHold, QueuedWorkWaitsForTheRelease) {
   const auto opened = kernels::open_device();
   REQUIRE_GPU(opened);
   auto& device = kernels::cuda::as_cuda_device(*opened);
+  const auto empty = device.empty_run();
+  empty->run();  // loaded before the hold (a first launch may wait for the running kernels)
+  device.synchronize();
   const long long timed_out_before = device.timed_out_holds();
   device.hold();
-  const auto empty = device.empty_run();
   empty->run();
   const StreamEvent behind(device);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -98,9 +100,11 @@ TEST(StreamHold, ALaunchQueueFilledBehindAHoldWaitsAtMostForTheTimeout) {
   REQUIRE_GPU(opened);
   auto& device = kernels::cuda::as_cuda_device(*opened);
   const double timeout_s = double(device.stream_holder().timeout_ns()) / 1e9;
-  const long long timed_out_before = device.timed_out_holds();
   const auto empty = device.empty_run();
+  empty->run();  // loaded before the hold
+  device.synchronize();
   constexpr int kLaunches = 20000;  // far past CUDA's queue of pending launches
+  const long long timed_out_before = device.timed_out_holds();
   const auto start = Clock::now();
   {
     const kernels::ScopedStreamHold held(&device);
