@@ -76,7 +76,8 @@ const Keys<SidecarMeasurement>& measurement_keys() {
       {"target_rel_stderr", &R::target_rel_stderr}, {"max_seconds_per_point", &R::max_seconds_per_point},
       {"stopping_criterion", &R::stopping_criterion}, {"criterion_params", &R::criterion_params},
       {"hot", &R::hot}, {"seed", &R::seed}, {"timing", &R::timing},
-      {"programmatic_launch", &R::programmatic_launch}, {"graph_rotation", &R::graph_rotation},
+      {"programmatic_launch", &R::programmatic_launch}, {"blocking_kernel", &R::blocking_kernel},
+      {"graph_rotation", &R::graph_rotation},
       {"timing_floors", &R::timing_floors},
   };
   return keys;

@@ -55,6 +55,7 @@ struct SidecarMeasurement {
   uint64_t seed = 0;
   std::string timing;  // events | graph | kernel
   bool programmatic_launch = false;
+  bool blocking_kernel = false;  // profile --blocking-kernel; false in files written before it (no hold)
   // Written by their owners in profiler/ (operand_sets, timing_floors) and carried as they are.
   nlohmann::json graph_rotation, timing_floors;
 };

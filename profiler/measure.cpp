@@ -13,6 +13,7 @@
 
 #include "common/interrupt.hpp"
 #include "kernels/sm_clock_probe.hpp"
+#include "kernels/stream_hold.hpp"
 #include "profiler/sample_stats.hpp"
 #include "profiler/stopping_criterion.hpp"
 #include "profiler/throttle.hpp"
@@ -40,6 +41,11 @@ constexpr double kFirstReplaySampleFromUs = 1000.0;
 // most kSamplesPerGroup - 1 runs are wasted once the stopping rule is met; never more than kMaxGroup at once.
 constexpr int kSamplesPerGroup = 4;
 constexpr int kMaxGroup = 32;
+// Cold event samples are enqueued behind a stream hold (kernels/stream_hold.hpp), at most this many per hold: a
+// flush, two events and a run each (a library's or a Python callable's run may launch several kernels) keep
+// the launches held far below CUDA's queue of pending launches (about a thousand), where a launch would wait
+// for the hold's timeout. A hold that times out halves this for the rest of the point; at zero it holds no more.
+constexpr int kMaxHeldSamples = 8;
 
 std::vector<kernels::PreparedGemm*> repeated(std::span<kernels::PreparedGemm* const> runs, int count) {
   std::vector<kernels::PreparedGemm*> sequence;
@@ -48,6 +54,10 @@ std::vector<kernels::PreparedGemm*> repeated(std::span<kernels::PreparedGemm* co
 }
 
 }  // namespace
+
+bool holds_stream(const MeasureOptions& options) {
+  return options.blocking_kernel && options.timing == TimingMode::events && !options.hot;
+}
 
 Measurement measure(kernels::Device& device, kernels::PreparedGemm& gemm, const MeasureOptions& options) {
   kernels::PreparedGemm* const sets[] = {&gemm};
@@ -152,8 +162,14 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
   // Cold event samples (flush, start, run, stop each) are enqueued a group at a time: the device runs one while
   // the host enqueues the next, and the host waits once per group rather than idling the device once per
   // sample. The stopping rule still sees the samples one by one and stops where it would; samples of a group
-  // past that point are dropped (untimed).
+  // past that point are dropped (untimed). Each batch of a group waits behind a stream hold while it is
+  // enqueued, so that the host's enqueue of a run never lands between its start event and its launch.
   const bool in_groups = !sequence && options.timing == TimingMode::events && !options.hot;
+  kernels::StreamHold* const stream_hold =
+      in_groups && holds_stream(options) ? dynamic_cast<kernels::StreamHold*>(&device) : nullptr;
+  int held_samples = kMaxHeldSamples;
+  // Every earlier hold has ended: the device was waited for after the warm-up.
+  const long long timed_out_before = stream_hold ? stream_hold->timed_out_holds() : 0;
   std::vector<std::unique_ptr<kernels::Timer>> group_timers;
   std::deque<double> group_times;  // read from the device, not yet seen by the stopping rule
   std::vector<double> samples;
@@ -167,17 +183,30 @@ Measurement measure(kernels::Device& device, std::span<kernels::PreparedGemm* co
       const int group = std::clamp(std::min(wanted, max_samples - count), 1, kMaxGroup);
       while (int(group_timers.size()) < group) group_timers.push_back(device.make_timer());
       int launched = 0;  // a group of slow runs (a Python callable's) stops early on an interrupt
-      for (; launched < group && !(launched > 0 && interrupt_requested()); ++launched) {
-        device.flush_cache();
-        group_timers[std::size_t(launched)]->start();
-        first.run();
-        group_timers[std::size_t(launched)]->stop();
-        // The group's times are read after it is enqueued: the last sample's time stands for each, the
-        // warm-up's for the first group's.
-        probe_clock_when_due(samples.empty() ? warm_up_us_per_run : samples.back());
+      auto stopping = [&] { return launched > 0 && interrupt_requested(); };
+      while (launched < group && !stopping()) {
+        // One batch: released after its last stop event, or on an interrupt or a throw.
+        const bool holding = stream_hold && held_samples > 0;
+        const kernels::ScopedStreamHold held(holding ? stream_hold : nullptr);
+        result.holds += holding;
+        const int batch_end = holding ? std::min(group, launched + held_samples) : group;
+        for (; launched < batch_end && !stopping(); ++launched) {
+          device.flush_cache();
+          group_timers[std::size_t(launched)]->start();
+          first.run();
+          group_timers[std::size_t(launched)]->stop();
+          // The group's times are read after it is enqueued: the last sample's time stands for each, the
+          // warm-up's for the first group's.
+          probe_clock_when_due(samples.empty() ? warm_up_us_per_run : samples.back());
+        }
       }
       if (samples.empty() && warm_up_us_per_run == 0) probe_clock();  // no time known: after the first group
       for (int i = 0; i < launched; ++i) group_times.push_back(group_timers[std::size_t(i)]->elapsed_us());
+      if (stream_hold) {  // the group's holds have ended: their stop events were waited for
+        const int timed_out = int(stream_hold->timed_out_holds() - timed_out_before);
+        if (timed_out > result.timed_out_holds) held_samples /= 2;
+        result.timed_out_holds = timed_out;
+      }
     }
     const double us = group_times.front();
     group_times.pop_front();

@@ -38,7 +38,13 @@ struct MeasureOptions {
   // Probe the SM clock on the device between the timed samples (profiler/probed_clock.hpp), where the device
   // can (kernels/sm_clock_probe.hpp).
   bool clock_probes = true;
+  // Hold the stream while each batch of cold event samples is enqueued, then run it back to back
+  // (kernels/stream_hold.hpp: nvbench's blocking kernel), where the device can.
+  bool blocking_kernel = true;
 };
+
+// Whether `options` put cold event samples behind stream holds (on a device that can hold).
+bool holds_stream(const MeasureOptions& options);
 
 struct Measurement {
   double median_us = 0, mean_us = 0, min_us = 0, max_us = 0, stddev_us = 0;
@@ -51,6 +57,9 @@ struct Measurement {
   std::optional<kernels::ThrottleReading> throttle_start, throttle_end;
   bool throttled = false;    // SM clock fell during the point
   std::optional<ProbedClock> probed_clock;  // probed between the samples
+  // Stream holds around the batches of cold event samples, and those that ended by their timeout (their
+  // samples may hold host enqueue time, as without a hold).
+  int holds = 0, timed_out_holds = 0;
   int operand_sets = 1;      // distinct operand sets the samples rotated over
   std::string launched;      // kernel mode: what the last sample's run launched
   // Host wall time of the point's untimed parts (the sweep's phase breakdown, point_phases.hpp): the

@@ -20,6 +20,8 @@ MeasurementFingerprint measurement_fingerprint(const MeasureOptions& measure, ui
   };
   // The CPU's threads change its times; a GPU's SM count is fixed by the device name.
   if (device.backend == "cpu") fingerprint.push_back({"threads", std::to_string(device.multiprocessors)});
+  // Cold event samples behind stream holds are not timed as without them; without, no field, as files before it.
+  if (holds_stream(measure)) fingerprint.push_back({"blocking_kernel", "on"});
   // A row's median over R passes is not one pass's reading; one pass adds no field, as files before --repeat.
   if (passes > 1) fingerprint.push_back({"passes", std::to_string(passes)});
   return fingerprint;

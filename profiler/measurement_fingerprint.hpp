@@ -1,5 +1,5 @@
 // The options a profile's rows depend on. Rows measured under different values
-// (timing mode, programmatic launch, cold and hot, other threads, another seed,
+// (timing mode, programmatic launch, cold and hot, the blocking kernel, other threads, another seed,
 // kernel, device or build, another --repeat) must not share one file: the sidecar records the
 // fingerprint and a resumed run compares it field by field. A new option of that kind is one line in measurement_fingerprint().
 #pragma once

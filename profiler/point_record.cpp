@@ -45,6 +45,11 @@ void record_measurement(ProfileRow& row, const Measurement& m, const kernels::Ch
     row.note =
         fmt::format("SM clock fell below {:.0f}% of its value at the start of the point", 100 * kThrottleClockRatio);
   }
+  if (m.timed_out_holds > 0) {  // those samples were timed as without the hold: not wrong, maybe slower
+    const std::string held = fmt::format(
+        "{} of {} stream holds timed out (their samples may include host enqueue time)", m.timed_out_holds, m.holds);
+    row.note = row.note.empty() ? held : row.note + "; " + held;
+  }
 }
 
 void record_config(ProfileRow& row, const kernels::KernelConfig& config) {

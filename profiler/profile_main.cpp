@@ -145,6 +145,12 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
                  "on | off: GPU: measure the SM clock on the device between a point's samples (a 12 us kernel on an H100 "
                  "per ms of samples) into sm_clock_sampled_min_mhz and sm_clock_sampled_mean_mhz")
       ->capture_default_str();
+  std::string blocking_kernel = "on";
+  app.add_option("--blocking-kernel", blocking_kernel,
+                 "on | off: GPU, cold events timing: hold the stream with a kernel while a batch of samples is "
+                 "enqueued, then run them back to back, so the host's enqueue of a run is never timed (nvbench's "
+                 "blocking kernel; docs/timing.md)")
+      ->capture_default_str();
   app.add_option("--verify-plans", verify.report_path,
                  "run the split plans of analyze's JSON report on the GPU (serial and two streams) instead of a sweep");
   app.add_option("--verify-out", verify.out_path, "where --verify-plans writes its results (default: REPORT.verify.json)");
@@ -197,7 +203,8 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
   try {
     request.seed = profiler::parse_seed(seed);
     request.m_search.mode = profiler::parse_m_search(m_search);
-    request.measure.clock_probes = profiler::parse_clock_probes(clock_probes);
+    request.measure.clock_probes = profiler::parse_on_off("--clock-probes", clock_probes);
+    request.measure.blocking_kernel = profiler::parse_on_off("--blocking-kernel", blocking_kernel);
     for (const std::string& param : criterion_params) profiler::parse_criterion_param(param, request.measure.criterion_params);
     if (!replay.empty()) return profiler::replay_cli(replay, request);
     for (const std::string& plugin : plugins) kernels::load_plugin(plugin);

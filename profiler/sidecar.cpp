@@ -62,6 +62,7 @@ Sidecar sidecar_of(const SidecarContent& c) {
   measurement.seed = c.seed;
   measurement.timing = kernels::to_string(c.measure.timing);
   measurement.programmatic_launch = c.programmatic_launch;
+  measurement.blocking_kernel = c.measure.blocking_kernel;
   measurement.graph_rotation = {{"max_operand_sets", kMaxOperandSets},
                                 {"target_l2_multiple", kRotationL2Multiple},
                                 {"memory_share", kRotationMemoryShare}};

@@ -288,10 +288,10 @@ bool programmatic_launch_for(const std::string& pdl, kernels::TimingMode timing)
   return timing == kernels::TimingMode::graph;
 }
 
-bool parse_clock_probes(const std::string& probes) {
-  if (probes == "on") return true;
-  if (probes == "off") return false;
-  throw UserError(fmt::format("--clock-probes '{}' is not on or off", probes));
+bool parse_on_off(const std::string& option, const std::string& value) {
+  if (value == "on") return true;
+  if (value == "off") return false;
+  throw UserError(fmt::format("{} '{}' is not on or off", option, value));
 }
 
 kernels::TimingMode default_timing(const std::string& m_preset) {

@@ -49,8 +49,8 @@ kernels::TimingMode default_timing(const std::string& m_preset);
 
 // --pdl auto|on|off for a timing mode: auto turns programmatic dependent launch on with graph timing. Throws UserError.
 bool programmatic_launch_for(const std::string& pdl, kernels::TimingMode timing);
-// --clock-probes on|off. Throws UserError.
-bool parse_clock_probes(const std::string& probes);
+// The value of an on|off option such as --clock-probes (`option` names it). Throws UserError.
+bool parse_on_off(const std::string& option, const std::string& value);
 
 struct SweepSetup {
   std::unique_ptr<kernels::Device> device;

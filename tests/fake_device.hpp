@@ -1,8 +1,9 @@
 // The one fake kernels::Device of the CPU tests: what it reports is scripted
 // (kind, name, L2 size, timer durations, clock readings and probes, free memory, hardware
-// counters, the passes a collection takes and the kernels a run launched) and what it is
-// asked is counted (flushes, captures and their replays, timers, kernel timers, clock readings,
-// counter collections), and the order of flushes, waits and counter passes logged.
+// counters, the passes a collection takes, the kernels a run launched and the stream holds that time out)
+// and what it is asked is counted (flushes, captures and their replays, timers, kernel timers, clock readings,
+// counter collections, stream holds), and the order of flushes, waits, stream holds and releases, counter
+// passes and, where asked, timer starts and stops logged.
 #pragma once
 
 #include <deque>
@@ -15,6 +16,7 @@
 #include "common/kernel_counters.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/sm_clock_probe.hpp"
+#include "kernels/stream_hold.hpp"
 #include "kernels/throttle_accounting.hpp"
 
 namespace shapescope::testing_fakes {
@@ -38,7 +40,12 @@ struct DeviceScript {
   bool has_counters = false;                   // counters(): a session, else null (as on the CPU)
   std::deque<KernelCounters> counters = {KernelCounters{}};  // one per collect(); the last repeats
   int counter_passes = 1;                      // passes (runs) one collect() takes
-  std::vector<std::string> device_log;         // "flush", "synchronize", "counted pass", in order
+  // "flush", "synchronize", "hold", "release", "counted pass" (and "start", "stop" under log_timers), in order
+  std::vector<std::string> device_log;
+  bool log_timers = false;
+  int holds = 0, releases = 0;
+  int holds_to_time_out = 0;                   // the next holds end by their timeout
+  long long timed_out_holds = 0;
   std::string launched;                        // what a kernel timer says a region launched
   int counter_collections = 0;
 
@@ -65,8 +72,13 @@ struct DeviceScript {
 class FakeTimer final : public kernels::Timer {
  public:
   explicit FakeTimer(DeviceScript& script) : script_(script) {}
-  void start() override {}
-  void stop() override { elapsed_ = script_.next_duration(); }
+  void start() override {
+    if (script_.log_timers) script_.device_log.push_back("start");
+  }
+  void stop() override {
+    if (script_.log_timers) script_.device_log.push_back("stop");
+    elapsed_ = script_.next_duration();
+  }
   double elapsed_us() override { return elapsed_; }
   std::string launched() const override { return script_.launched; }
 
@@ -132,7 +144,8 @@ class FakeCounterSession final : public kernels::CounterSession {
 
 class FakeDevice final : public kernels::Device,
                          public kernels::ThrottleAccountingSource,
-                         public kernels::SmClockProbe {
+                         public kernels::SmClockProbe,
+                         public kernels::StreamHold {
  public:
   explicit FakeDevice(DeviceScript& script) : script_(script) {}
   kernels::BackendKind kind() const override { return script_.kind; }
@@ -163,6 +176,19 @@ class FakeDevice final : public kernels::Device,
   std::vector<double> collect_probes() override {
     return std::vector<double>(std::size_t(std::exchange(script_.probes_pending, 0)), script_.probe_mhz.value_or(0));
   }
+  void hold() override {
+    ++script_.holds;
+    script_.device_log.push_back("hold");
+    if (script_.holds_to_time_out > 0) {
+      --script_.holds_to_time_out;
+      ++script_.timed_out_holds;
+    }
+  }
+  void release() noexcept override {
+    ++script_.releases;
+    script_.device_log.push_back("release");
+  }
+  long long timed_out_holds() const override { return script_.timed_out_holds; }
   std::optional<kernels::ThrottleReading> read_throttle_accounting() const override {
     return script_.next_throttle();
   }

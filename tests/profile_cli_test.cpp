@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/csv.hpp"
+#include "common/sidecar_schema.hpp"
 #include "tests/profile_cli_support.hpp"
 
 namespace {
@@ -107,6 +108,26 @@ TEST_F(ProfileCli, ResumeWithOtherOptionsIsRefusedBeforeAnyWork) {
   EXPECT_EQ(fs::last_write_time(csv), written);
   std::ofstream(csv) << "batch,kernel_time,flops,utils\n1,10,1,0.5\n3,10,1,0.5\n";  // the study's format
   expect_user_error(arguments, {"not a shapescope profile"});
+}
+
+TEST_F(ProfileCli, BlockingKernelIsOnOrOffAndResumeKeepsItsFilesApart) {
+  const fs::path out = scratch("out");
+  const std::string sweep = "--model qwen3_4b --module o_proj --tp 8 --backend cpu --threads 1 --kernel cpu_bf16 "
+                            "--peak-tflops 1 --m-list 1 --min-samples 2 --warmup 0";
+  const std::string arguments = sweep + " --out " + out.string();
+  expect_user_error(arguments + " --blocking-kernel maybe", {"--blocking-kernel 'maybe' is not on or off"});
+  EXPECT_FALSE(fs::exists(out)) << "refused before any work";
+  ASSERT_EQ(run_profile(arguments).exit_code, 0);  // on by default: cold event samples are held
+  const auto recorded = shapescope::read_sidecar(out / "qwen3_4b_o_proj_tp8_N2560_K512_cpu_bf16.csv");
+  ASSERT_TRUE(recorded);
+  EXPECT_TRUE(shapescope::parse_sidecar(*recorded).measurement.blocking_kernel);
+  expect_user_error(arguments + " --blocking-kernel off --m-list 3",
+                    {"cannot resume", "blocking_kernel: \"on\" in the file, (none) in this run"});
+  EXPECT_EQ(run_profile(arguments + " --blocking-kernel on --m-list 3").exit_code, 0);
+  // Graph timing holds nothing: the option leaves its files alone.
+  const std::string graph = sweep + " --timing graph --out " + scratch("graph").string();
+  ASSERT_EQ(run_profile(graph).exit_code, 0);
+  EXPECT_EQ(run_profile(graph + " --blocking-kernel off --m-list 3").exit_code, 0);
 }
 
 TEST_F(ProfileCli, NumericOptionsMustBeFiniteAndInRange) {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/globaltimer.cuh"
 
 namespace shapescope::kernels::cuda {
 
@@ -19,12 +20,6 @@ constexpr double kTimerStepShare = 0.01;
 constexpr long long kMinSpinCycles = 20'000;
 constexpr long long kMaxSpinCycles = 4'000'000;
 constexpr int kStepReads = 1 << 16;
-
-__device__ __forceinline__ unsigned long long globaltimer_ns() {
-  unsigned long long ns;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-  return ns;
-}
 
 __global__ void globaltimer_step_kernel(unsigned long long* smallest_step) {
   unsigned long long smallest = ~0ull, previous = globaltimer_ns();

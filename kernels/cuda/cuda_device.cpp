@@ -65,6 +65,11 @@ double measure_copy_tb_per_s(cudaStream_t stream) {
   return median_s > 0 ? 2.0 * double(kBytes) / median_s / 1e12 : 0;
 }
 
+// How long a stream hold waits for its release: far beyond the enqueue of a held batch of samples (below a
+// millisecond for a library call, a few for a Python callable), short enough that a hold nobody releases, or a
+// launch queue full behind one, costs a point little.
+constexpr std::uint64_t kStreamHoldTimeoutNs = 100'000'000;
+
 std::string version_string(int version) {  // 13000 -> "13.0"
   return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
 }
@@ -130,6 +135,13 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
   CUDA_CHECK(cudaMemsetAsync(flush_buffer_.data(), 0, flush_buffer_.bytes(), stream_));
   CUDA_CHECK(cudaStreamSynchronize(stream_));
   clock_probes_ = std::make_unique<ClockProbes>(info_.max_sm_clock_mhz, stream_);
+  stream_holder_ = std::make_unique<StreamHolder>(kStreamHoldTimeoutNs);
+  // The hold and the flush are loaded now, not at a first launch behind a waiting hold: under lazy module
+  // loading a kernel's first launch may wait for the device's running kernels, the hold included.
+  hold();
+  release();
+  flush_cache();
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 CudaDevice::~CudaDevice() {
@@ -138,6 +150,7 @@ CudaDevice::~CudaDevice() {
   flush_buffer_ = {};
   flush_sink_ = {};
   clock_probes_.reset();
+  stream_holder_.reset();
   free_cached_device_blocks(ordinal_);
 }
 

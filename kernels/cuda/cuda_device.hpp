@@ -1,6 +1,6 @@
 // The CUDA device: one stream for everything timed, cudaEvent timers, an L2
 // flush by a read pass over a buffer larger than L2 (l2_flush.cuh), NVML clocks and throttle accounting, SM clock
-// probes between samples (clock_probe.hpp),
+// probes between samples (clock_probe.hpp), a stream hold while timed samples are enqueued (stream_hold.hpp),
 // CUDA-graph sequences, CUPTI kernel durations and CUPTI hardware counters.
 //
 // CUDA kernels read stream() on every run() (never cache it): verify-plans
@@ -14,12 +14,14 @@
 #include "kernels/cuda/clock_probe.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/nvml_library.hpp"
+#include "kernels/cuda/stream_hold.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/sm_clock_probe.hpp"
+#include "kernels/stream_hold.hpp"
 
 namespace shapescope::kernels::cuda {
 
-class CudaDevice final : public Device, public ThrottleAccountingSource, public SmClockProbe {
+class CudaDevice final : public Device, public ThrottleAccountingSource, public SmClockProbe, public StreamHold {
  public:
   explicit CudaDevice(int ordinal);
   ~CudaDevice() override;
@@ -36,6 +38,9 @@ class CudaDevice final : public Device, public ThrottleAccountingSource, public 
   std::optional<ThrottleReading> read_throttle_accounting() const override { return nvml_->throttle_reading(); }
   bool enqueue_probe() override { return clock_probes_->enqueue(current_stream_); }
   std::vector<double> collect_probes() override { return clock_probes_->collect(current_stream_); }
+  void hold() override { stream_holder_->hold(current_stream_); }
+  void release() noexcept override { stream_holder_->release(); }
+  long long timed_out_holds() const override { return stream_holder_->timed_out_holds(); }
   std::unique_ptr<RunSequence> capture(const std::vector<PreparedGemm*>& runs) override;
   std::unique_ptr<Timer> make_kernel_timer() override;
   std::unique_ptr<PreparedGemm> empty_run() override;
@@ -47,6 +52,7 @@ class CudaDevice final : public Device, public ThrottleAccountingSource, public 
 
   int ordinal() const { return ordinal_; }
   const ClockProbes& clock_probes() const { return *clock_probes_; }
+  const StreamHolder& stream_holder() const { return *stream_holder_; }
   // The stream that runs enqueue on right now (the device's own, unless overridden).
   cudaStream_t stream() const { return current_stream_; }
 
@@ -72,6 +78,7 @@ class CudaDevice final : public Device, public ThrottleAccountingSource, public 
   DeviceBuffer<uint32_t> flush_sink_;
   std::unique_ptr<NvmlLibrary> nvml_;
   std::unique_ptr<ClockProbes> clock_probes_;
+  std::unique_ptr<StreamHolder> stream_holder_;
   bool programmatic_launch_ = false;
 };
 
