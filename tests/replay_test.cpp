@@ -125,6 +125,17 @@ TEST(Replay, RefusesToWriteOverTheFileItReplays) {
   EXPECT_NE(user_error_of([&] { run_replay(request); }).find("no such file"), std::string::npos);
 }
 
+// A batch that is no int64 (NaN, past its end) is refused by value, never cast: the cast is undefined for it.
+TEST(Replay, RefusesABatchThatIsNoInt64) {
+  ScratchDir dir;
+  for (const char* batch : {"nan", "-nan", "inf", "1e300", "9223372036854775807", "0.5", "0"}) {
+    const auto csv = dir.write("study.csv", fmt::format("batch,kernel_time,flops,utils\n1,2,3,0.1\n{},2,3,0.1\n", batch));
+    EXPECT_NE(user_error_of([&] { read_recorded_profile(csv); }).find("is not an M"), std::string::npos) << batch;
+  }
+  const auto csv = dir.write("study.csv", "batch,kernel_time,flops,utils\n1,2,3,0.1\n4611686018427387904,2,3,0.1\n");
+  EXPECT_EQ(read_recorded_profile(csv).m_values().back(), int64_t(1) << 62);
+}
+
 class ReplayCliTest : public testing_support::ProfileCliTest {};
 
 TEST_F(ReplayCliTest, ReplaysWithoutABackendAndRefusesAdaptiveBesideShards) {
