@@ -104,8 +104,9 @@ Table table_of(const std::string& text) {
 // xmma's and CK's tile spellings, a kernel switch, a dip of the probed clock, wave steps, power-capped time.
 std::string shapescope_seed() {
   std::string text = csv::format_row(profile_columns());
-  const std::vector<std::string> names = {"cublasLt algo=66 tile=128x64 stages=4", "sm90_xmma_gemm_tilesize128x256x64_nn",
-                                          "ck_256x128x128x64_intrawave", "own_ws_m128n256k128_grid132+pdl"};
+  const std::vector<std::string> names = {"cublasLt algo=66 tile=128x64 stages=4",
+                                          "sm90_xmma_gemm_tilesize128x256x64_nn", "ck_256x128x128x64_intrawave",
+                                          "own_ws_m128n256k128_grid132+pdl"};
   for (int64_t m = 16; m <= 1024; m += 16) {
     ProfileRow row;
     row.batch = row.m = m;
@@ -447,7 +448,9 @@ void mutate_seed(const std::string& seed, unsigned random_seed, bool with_sideca
   EXPECT_GT(coverage.replayed, kRoundsPerSeed / 4);
 }
 
-TEST(AdversarialInputs, ShapescopeProfileWithEveryOptionalColumn) { mutate_seed(shapescope_seed(), 11, true, counters_seed()); }
+TEST(AdversarialInputs, ShapescopeProfileWithEveryOptionalColumn) {
+  mutate_seed(shapescope_seed(), 11, true, counters_seed());
+}
 
 TEST(AdversarialInputs, GroupedProfile) { mutate_seed(grouped_seed(), 12, true); }
 
@@ -546,7 +549,8 @@ TEST(AdversarialInputs, ClisEndInAResultOrOneLine) {
     for (std::size_t row = 0; row < table.rows.size(); ++row) table.rows[row][name] = names[row % names.size()];
     files.push_back({"odd_names.csv", table.text()});
     for (auto& row : table.rows)
-      for (const char* column : {"n", "k", "tile_m", "tile_n"}) row[std::size_t(table.column(column))] = "9223372036854775807";
+      for (const char* column : {"n", "k", "tile_m", "tile_n"})
+        row[std::size_t(table.column(column))] = "9223372036854775807";
     files.push_back({"huge_sizes.csv", table.text()});
     for (auto& row : table.rows) row[std::size_t(table.column("utils"))] = "nan";
     files.push_back({"nan_utils.csv", table.text()});
@@ -583,6 +587,47 @@ TEST(AdversarialInputs, ClisEndInAResultOrOneLine) {
                                                                                         << run.stderr_text;
       }
       EXPECT_EQ(run.stderr_text.find("internal error"), std::string::npos) << what << ": " << run.stderr_text;
+    }
+  }
+}
+
+// An adaptive sweep resumed from its own partial file after the file was edited: rows reordered, repeated, off
+// the grid, with NaN MFU or another status. The resume ends in a profile or one line and exit 2.
+TEST(AdversarialInputs, AdaptiveResumeFromAnEditedPartialFile) {
+  if (!testing_support::profile_binary_built()) GTEST_SKIP() << "profile not built";
+  ScratchDir dir;
+  std::string grid;
+  for (int m = 1; m <= 24; ++m) grid += (m > 1 ? "," : "") + std::to_string(m);
+  const std::string sweep = "--backend cpu --shape 64,64 --kernel cpu_bf16 --m-search adaptive --m-list " + grid +
+                            " --peak-tflops 1 --min-samples 1 --max-samples 1 --warmup 0 --threads 1 --out ";
+  std::mt19937 random(31);
+  for (int round = 0; round < 3; ++round) {
+    const fs::path out = dir.path() / ("out" + std::to_string(round));
+    const testing_support::Outcome partial = testing_support::run_tool(testing_support::profile_binary(),
+                                                                       sweep + out.string() + " --max-points 6");
+    ASSERT_EQ(partial.exit_code, 0) << partial.stderr_text;
+    const fs::path csv = out / "shape_N64_K64_cpu_bf16.csv";
+    ASSERT_TRUE(fs::exists(csv));
+    Table table = table_of(file_text(csv));
+    const std::size_t batch = std::size_t(table.column("batch")), utils = std::size_t(table.column("utils")),
+                      status = std::size_t(table.column("status"));
+    if (round == 0) {
+      std::reverse(table.rows.begin(), table.rows.end());
+      table.rows.push_back(table.rows.front());
+      table.rows.front()[batch] = "4000";
+    } else if (round == 1) {
+      for (std::size_t row = 0; row < table.rows.size(); ++row)
+        table.rows[row][row % 2 ? utils : status] = row % 2 ? "nan" : "error";
+    } else {
+      for (int edit = 0; edit < 3; ++edit) mutate(table, random);
+    }
+    dir.write(fs::relative(csv, dir.path()).string(), table.text());
+    const testing_support::Outcome resumed = testing_support::run_tool(testing_support::profile_binary(),
+                                                                       sweep + out.string());
+    EXPECT_TRUE(resumed.exit_code == 0 || resumed.exit_code == 2) << round << ": exit " << resumed.exit_code << "\n"
+                                                                  << resumed.stderr_text.substr(0, 2000);
+    if (resumed.exit_code == 2) {
+      EXPECT_EQ(std::count(resumed.stderr_text.begin(), resumed.stderr_text.end(), '\n'), 1) << resumed.stderr_text;
     }
   }
 }

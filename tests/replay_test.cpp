@@ -129,7 +129,8 @@ TEST(Replay, RefusesToWriteOverTheFileItReplays) {
 TEST(Replay, RefusesABatchThatIsNoInt64) {
   ScratchDir dir;
   for (const char* batch : {"nan", "-nan", "inf", "1e300", "9223372036854775807", "0.5", "0"}) {
-    const auto csv = dir.write("study.csv", fmt::format("batch,kernel_time,flops,utils\n1,2,3,0.1\n{},2,3,0.1\n", batch));
+    const auto csv =
+        dir.write("study.csv", fmt::format("batch,kernel_time,flops,utils\n1,2,3,0.1\n{},2,3,0.1\n", batch));
     EXPECT_NE(user_error_of([&] { read_recorded_profile(csv); }).find("is not an M"), std::string::npos) << batch;
   }
   const auto csv = dir.write("study.csv", "batch,kernel_time,flops,utils\n1,2,3,0.1\n4611686018427387904,2,3,0.1\n");
