@@ -137,6 +137,19 @@ TEST(Replay, RefusesABatchThatIsNoInt64) {
   EXPECT_EQ(read_recorded_profile(csv).m_values().back(), int64_t(1) << 62);
 }
 
+// An adaptive replay over M options up to int64's end: the search's coarse pass ends; the M the file lacks are
+// unsupported rows.
+TEST(Replay, AdaptiveReplayOverMUpToInt64sEndEnds) {
+  ScratchDir dir;
+  ReplayRequest request;
+  request.recorded = dir.write("study.csv", "batch,kernel_time,flops,utils\n1,2,3,0.1\n2,2,3,0.1\n");
+  request.out_dir = dir.path() / "replay";
+  request.search.mode = MSearch::adaptive;
+  request.m_values = std::vector<int64_t>{1, 2, int64_t(1) << 62, INT64_MAX};
+  const ReplayResult result = run_replay(request);
+  EXPECT_EQ(result.points, 4);
+}
+
 class ReplayCliTest : public testing_support::ProfileCliTest {};
 
 TEST_F(ReplayCliTest, ReplaysWithoutABackendAndRefusesAdaptiveBesideShards) {
