@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <regex>
+#include <limits>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -25,7 +26,14 @@ std::string short_kernel_name(const std::string& name) {
   return inner.size() <= limit ? inner : inner.substr(0, limit - 1) + "…";
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// For a ≥ 0 and b > 0, without the overflow of (a + b − 1) / b at sizes near int64's end.
+int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+// Counts of tiles and CTAs stop at int64's end: a profile may name any N and batch.
+int64_t saturating_product(int64_t a, int64_t b) {
+  int64_t product = 0;
+  return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<int64_t>::max() : product;
+}
 
 // The tile a point ran: the profile's columns, else parsed from the kernel name (profiles of other tools and
 // shapescope profiles written before the columns).
@@ -344,57 +352,122 @@ std::string Explanation::summary() const {
   return text;
 }
 
+// The kernel names are scanned by hand, not with std::regex: libstdc++'s matcher recurses once per character of
+// a repetition, and a name of a few hundred thousand letters (a template-laden name, a file that is not a profile)
+// overflows the stack.
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alphanumeric(char c) { return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// The run of digits at `at` in `text`: its length (0: none).
+std::size_t digits_at(std::string_view text, std::size_t at) {
+  std::size_t end = at;
+  while (end < text.size() && is_digit(text[end])) ++end;
+  return end - at;
+}
+
+// A tile is some rows and columns of the output: a dimension of zero, or past kMaxTileDimension, is no tile (and
+// would divide by zero, or overflow, counting tiles).
+constexpr int64_t kMaxTileDimension = 1 << 20;
+
+// "128x64x32" (dims joined by 'x', each a run of digits): the dims, or empty when `text` is not that or a dim is
+// 0 or beyond kMaxTileDimension.
+std::vector<int64_t> dims_of(std::string_view text) {
+  std::vector<int64_t> dims;
+  for (std::size_t begin = 0;;) {
+    const std::size_t length = digits_at(text, begin);
+    int64_t dim = 0;
+    const auto parsed = std::from_chars(text.data() + begin, text.data() + begin + length, dim);
+    if (length == 0 || parsed.ec != std::errc() || dim <= 0 || dim > kMaxTileDimension) return {};
+    dims.push_back(dim);
+    begin += length;
+    if (begin == text.size()) return dims;
+    if (text[begin] != 'x') return {};
+    ++begin;
+  }
+}
+
+// CUTLASS-style "m128n256k128" (an "x1" after K allowed): M and N.
+std::optional<TileShape> mnk_tile(std::string_view token) {
+  std::vector<int64_t> dims;
+  std::size_t at = 0;
+  for (const char letter : {'m', 'n', 'k'}) {
+    if (at >= token.size() || token[at] != letter) return std::nullopt;
+    const std::size_t length = digits_at(token, ++at);
+    const std::vector<int64_t> dim = dims_of(token.substr(at, length));
+    if (dim.empty()) return std::nullopt;
+    dims.push_back(dim[0]);
+    at += length;
+  }
+  const std::string_view rest = token.substr(at);
+  if (!rest.empty() && (rest[0] != 'x' || dims_of(rest.substr(1)).size() != 1)) return std::nullopt;
+  return TileShape{dims[0], dims[1]};
+}
+
+// cuBLAS's operand layout as a token of its own ("…_nn", "…_tn_align8").
+bool has_cublas_layout(std::string_view name) {
+  for (std::size_t at = 0; at + 2 <= name.size(); ++at) {
+    const auto layout = [&](std::size_t i) { return name[i] == 'n' || name[i] == 't'; };
+    if (layout(at) && layout(at + 1) && (at == 0 || name[at - 1] == '_') &&
+        (at + 2 == name.size() || name[at + 2] == '_'))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string launched_kernel(const std::string& kernel_name) {
-  static const std::regex launch_only(R"(_grid\d+|\+pdl)");
-  return std::regex_replace(kernel_name, launch_only, "");
+  std::string kernel;
+  kernel.reserve(kernel_name.size());
+  for (std::size_t at = 0; at < kernel_name.size();) {
+    const std::string_view rest = std::string_view(kernel_name).substr(at);
+    if (rest.rfind("_grid", 0) == 0 && digits_at(rest, 5) > 0) {
+      at += 5 + digits_at(rest, 5);
+    } else if (rest.rfind("+pdl", 0) == 0) {
+      at += 4;
+    } else {
+      kernel += kernel_name[at++];
+    }
+  }
+  return kernel;
 }
 
 std::optional<TileShape> tile_from_kernel_name(const std::string& kernel_name) {
   // Tokens between separators; a tile token is digits joined by 'x' (AITER asm adds a mangling 'E').
-  static const std::regex token_pattern(R"([A-Za-z0-9]+)");
-  static const std::regex dims_pattern(R"(^(\d+(?:x\d+)+)E?$)");
   // CUTLASS-style shape tokens, as shapescope's own kernels name their CTA tile: "m128n256k128"; cuBLAS's xmma
   // kernels' "tilesize160x128x32", rows of our M first (on an A800, 108 SMs, N=4096: M=960 → 968 ran 136 → 202 µs,
   // ⌈M/160⌉·⌈4096/128⌉ = 192 → 224 tiles, 2 → 3 waves; read transposed the tiles would not change).
-  static const std::regex mnk_pattern(R"(^(?:m(\d{1,6})n(\d{1,6})k\d+(?:x\d+)?|tilesize(\d{1,6})x(\d{1,6})x\d+)$)");
   // cuBLAS's operand layout ("…_nn", "…_tn_align8"): cuBLAS is column-major, and a row-major caller (PyTorch,
   // shapescope) runs C = A·B as cuBLAS's Cᵀ = Bᵀ·Aᵀ.
-  static const std::regex cublas_layout(R"((^|_)[nt][nt](_|$))");
   std::optional<TileShape> pair;
-  std::string previous;
+  std::string_view previous;
   // Names in cuBLAS's column-major terms give the tile as rows x columns of its D, which is our C transposed
   // (N x M): shapescope's cuBLASLt description ("cublasLt algo=66 tile=128x64 …") and cuBLAS's own kernels
   // ("ampere_fp16_s16816gemm_fp16_256x128_…_nn", "cutlass_80_tensorop_…_256x128_32x3_nn_align8": on an RTX 4090,
   // 128 SMs, N=14336, M=1152 → 1156 ran 813 → 1013 µs, ⌈M/128⌉·⌈14336/256⌉ = 504 → 560 tiles, 4 → 5 waves).
-  const bool column_major = kernel_name.rfind("cublasLt ", 0) == 0 || std::regex_search(kernel_name, cublas_layout);
-  for (auto it = std::sregex_iterator(kernel_name.begin(), kernel_name.end(), token_pattern);
-       it != std::sregex_iterator(); ++it) {
-    const std::string token = it->str();
-    std::smatch match;
-    if (std::regex_match(token, match, mnk_pattern)) {
-      const std::size_t first = match[1].matched ? 1 : 3;
-      const TileShape tile{std::stoll(match[first].str()), std::stoll(match[first + 1].str())};
-      if (tile.m > 0 && tile.n > 0) return tile;
+  const bool column_major = kernel_name.rfind("cublasLt ", 0) == 0 || has_cublas_layout(kernel_name);
+  const std::string_view name = kernel_name;
+  for (std::size_t begin = 0; begin < name.size();) {
+    if (!is_alphanumeric(name[begin])) {
+      ++begin;
+      continue;
     }
-    if (std::regex_match(token, match, dims_pattern)) {
-      std::vector<int64_t> dims;
-      const std::string digits = match[1].str();
-      for (std::size_t begin = 0; begin <= digits.size();) {
-        const std::size_t end = std::min(digits.find('x', begin), digits.size());
-        int64_t dim = 0;
-        const auto parsed = std::from_chars(digits.data() + begin, digits.data() + end, dim);
-        if (parsed.ec != std::errc()) {  // a digit run beyond int64 is no tile
-          dims.clear();
-          break;
-        }
-        dims.push_back(dim);
-        begin = end + 1;
-      }
-      if (dims.size() == 4) return TileShape{dims[1], dims[2]};                 // CK: block, M, N, K per block
-      if (dims.size() == 3 && previous == "cktile") return TileShape{dims[0], dims[1]};  // CK-tile: M, N, K
-      if (dims.size() == 2 && dims[0] >= 16 && dims[1] >= 16 && !pair)
-        pair = column_major ? TileShape{dims[1], dims[0]} : TileShape{dims[0], dims[1]};
+    std::size_t end = begin;
+    while (end < name.size() && is_alphanumeric(name[end])) ++end;
+    const std::string_view token = name.substr(begin, end - begin);
+    begin = end;
+    if (const std::optional<TileShape> tile = mnk_tile(token)) return tile;
+    if (token.rfind("tilesize", 0) == 0) {
+      const std::vector<int64_t> dims = dims_of(token.substr(8));
+      if (dims.size() == 3) return TileShape{dims[0], dims[1]};
     }
+    const std::vector<int64_t> dims = dims_of(token.back() == 'E' ? token.substr(0, token.size() - 1) : token);
+    if (dims.size() == 4) return TileShape{dims[1], dims[2]};                 // CK: block, M, N, K per block
+    if (dims.size() == 3 && previous == "cktile") return TileShape{dims[0], dims[1]};  // CK-tile: M, N, K
+    if (dims.size() == 2 && dims[0] >= 16 && dims[1] >= 16 && !pair)
+      pair = column_major ? TileShape{dims[1], dims[0]} : TileShape{dims[0], dims[1]};
     previous = token;
   }
   return pair;
@@ -402,10 +475,10 @@ std::optional<TileShape> tile_from_kernel_name(const std::string& kernel_name) {
 
 Waves waves_of(int64_t m, int64_t n, TileShape tile, int sms, int64_t batch, int64_t split_k) {
   Waves waves;
-  waves.tiles = ceil_div(m, tile.m) * ceil_div(n, tile.n) * batch;
-  waves.ctas = waves.tiles * split_k;
+  waves.tiles = saturating_product(saturating_product(ceil_div(m, tile.m), ceil_div(n, tile.n)), batch);
+  waves.ctas = saturating_product(waves.tiles, split_k);
   waves.waves = ceil_div(waves.ctas, sms);
-  const double capacity = static_cast<double>(waves.waves * sms);
+  const double capacity = static_cast<double>(waves.waves) * sms;
   waves.efficiency = static_cast<double>(waves.ctas) / capacity;
   waves.area_used = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(batch) *
                     static_cast<double>(split_k) / (capacity * static_cast<double>(tile.m) * static_cast<double>(tile.n));

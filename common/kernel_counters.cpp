@@ -87,8 +87,13 @@ std::map<int64_t, KernelCounters> read_counters_file(const std::filesystem::path
     const std::vector<std::string>& fields = table.rows[r];
     const std::size_t line = table.row_lines[r];
     KernelCounters counters;
-    counters.m = static_cast<int64_t>(parse_value(fields[0], path, line, "m"));
-    if (counters.m <= 0) throw UserError(fmt::format("{}:{}: m must be a positive integer", path.string(), line));
+    // An integer, read as one: a NaN or a value past int64's end cast from a double is undefined.
+    const std::string& m = fields[0];
+    const auto parsed = std::from_chars(m.data(), m.data() + m.size(), counters.m);
+    if (parsed.ec != std::errc() || parsed.ptr != m.data() + m.size() || counters.m <= 0)
+      throw UserError(fmt::format("{}:{}: m '{}' is not a positive integer; rerun profile --counters to rewrite the "
+                                  "file",
+                                  path.string(), line, m));
     std::size_t column = 1;
     for (const CounterMetric& metric : counter_metrics())
       counters.*metric.field = parse_value(fields[column++], path, line, metric.column);

@@ -237,7 +237,11 @@ AdaptiveResult adaptive_search(const AdaptiveOptions& options, const std::functi
     coarse.insert(i);
     if (i > 0 && grid[i] != m) coarse.insert(i - 1);  // the boundary itself is off the grid: both sides
   };
-  for (int64_t power = 1; power <= grid.back(); power *= 2) add_at_or_after(power);
+  // (Doubling stops before it passes the grid's end, which may lie anywhere up to int64's.)
+  for (int64_t power = 1;; power *= 2) {
+    add_at_or_after(power);
+    if (power > grid.back() / 2) break;
+  }
   for (const PredictedBoundary& boundary : coarse_boundaries(options)) {
     add_at_or_after(boundary.m);
     add_at_or_after(boundary.m + 1);
@@ -272,7 +276,8 @@ AdaptiveResult adaptive_search(const AdaptiveOptions& options, const std::functi
     // e.g. an M the kernel does not support, is stepped over).
     auto want = [&](std::size_t a, std::size_t b, double change) {
       const std::size_t middle = (a + b) / 2;
-      for (std::size_t step = 0; middle - step > a || middle + step < b; ++step) {
+      // (middle - step would wrap past 0 once the steps outgrow an interval that starts at the grid's first M.)
+      for (std::size_t step = 0; middle > a + step || middle + step < b; ++step) {
         for (const std::size_t i : {middle - step, middle + step}) {
           if (i <= a || i >= b || known.count(i)) continue;
           double& at = wanted[i];

@@ -57,7 +57,9 @@ int64_t m_of_row(const RecordedProfile& recorded, std::size_t row) {
   const std::string& text = recorded.table.rows[row][std::size_t(recorded.table.column("batch"))];
   const std::string where = fmt::format("{}:{}", recorded.path.string(), recorded.table.row_lines[row]);
   const double value = number(text, where);
-  if (value < 1 || value != double(int64_t(value))) throw UserError(fmt::format("{}: batch '{}' is not an M", where, text));
+  // (NaN and values past int64's end are refused before the cast, which is undefined for them.)
+  if (!(value >= 1 && value < 0x1p63) || value != double(int64_t(value)))
+    throw UserError(fmt::format("{}: batch '{}' is not an M", where, text));
   return int64_t(value);
 }
 

@@ -210,6 +210,30 @@ TEST(AdaptiveSearch, RefinesAroundAPointThatIsNotMeasured) {
   EXPECT_TRUE(measured.count(500) && measured.count(501));
 }
 
+// The first measured M, then two M that did not run (a replayed profile's error rows), then a fall: the interval
+// from the grid's first M holds nothing left to ask, and the search must end rather than look for it forever.
+TEST(AdaptiveSearch, EndsWhenAnIntervalFromTheFirstMHoldsOnlyMThatDidNotRun) {
+  AdaptiveOptions options;
+  options.grid = step_grid(1, 10, 1);
+  std::vector<int64_t> asked;
+  const AdaptiveResult result = adaptive_search(options, [&](int64_t m) {
+    asked.push_back(m);
+    return SearchPoint{m != 2 && m != 3, 10.0, m >= 4 ? 0.5 : 1.0, "k", 0};
+  });
+  EXPECT_EQ(result.measured, asked);
+  EXPECT_TRUE(as_set(asked).count(2) && as_set(asked).count(3) && as_set(asked).count(4));
+}
+
+// Powers of two up to a grid's end at int64's: the coarse pass stops doubling before it overflows.
+TEST(AdaptiveSearch, AGridEndingAtInt64sEndIsSearched) {
+  AdaptiveOptions options;
+  options.grid = {1, 2, int64_t(1) << 62, (int64_t(1) << 62) + 1, INT64_MAX};
+  const AdaptiveResult result =
+      adaptive_search(options, [](int64_t) { return SearchPoint{true, 1.0, 1.0, "k", 0}; });
+  const std::set<int64_t> measured = as_set(result.measured);
+  EXPECT_TRUE(measured.count(1) && measured.count(2) && measured.count(int64_t(1) << 62) && measured.count(INT64_MAX));
+}
+
 TEST(AdaptiveSearch, PredictedBoundariesJoinTheCoarsePass) {
   AdaptiveOptions options;
   options.grid = step_grid(16, 4096, 4);

@@ -1,7 +1,9 @@
 #include "analyze/explain.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -46,6 +48,34 @@ TEST(Explain, ParsesCutlassStyleTileTokens) {
             (TileShape{128, 256}));
   EXPECT_EQ(tile_from_kernel_name("a16w8_blockscale_batched/mma16816_m32n64k128x1_s4"), (TileShape{32, 64}));
   EXPECT_FALSE(tile_from_kernel_name("fp8_blockscale"));
+}
+
+// A tile of zero rows or columns, or past any CTA's size, would divide by zero or overflow counting tiles: none.
+TEST(Explain, TileTokensWithZerosOrBeyondAnyCtaAreNoTile) {
+  for (const char* name : {"sm90_xmma_gemm_tilesize0x0x0_nn", "ck_256x0x128x64_intrawave", "gemm_cktile_0x0x0_k",
+                           "ck_1x9223372036854775807x1x1", "gemm_cktile_9223372036854775807x1x1", "ws_m0n0k0",
+                           "gemm_9223372036854775807x9223372036854775807_nn", "cublasLt algo=1 tile=0x0"}) {
+    const std::optional<TileShape> tile = tile_from_kernel_name(name);
+    EXPECT_FALSE(tile) << name << ": " << tile->m << "x" << tile->n;
+  }
+}
+
+// Names of hundreds of thousands of characters (a template-laden name, a file that is no profile) are scanned
+// without recursion per character: no stack overflow.
+TEST(Explain, ReadsKernelNamesOfAnyLength) {
+  EXPECT_FALSE(tile_from_kernel_name(std::string(300000, 'a')));
+  EXPECT_EQ(tile_from_kernel_name("k_" + std::string(300000, 'a') + "_128x64"), (TileShape{128, 64}));
+  EXPECT_EQ(launched_kernel("k_grid" + std::string(300000, '7') + "+pdl"), "k");
+  EXPECT_EQ(launched_kernel("a_grid_b+pd"), "a_grid_b+pd");
+}
+
+// Waves of sizes whose products pass int64's end stay counted, not overflowed.
+TEST(Explain, WavesOfHugeSizesSaturate) {
+  const Waves waves = waves_of(INT64_MAX, INT64_MAX, {16, 16}, 132, INT64_MAX, INT64_MAX);
+  EXPECT_EQ(waves.tiles, INT64_MAX);
+  EXPECT_GT(waves.waves, 0);
+  EXPECT_TRUE(std::isfinite(waves.efficiency));
+  EXPECT_EQ(waves_of(INT64_MAX, 128, {64, 64}, 4).tiles, (INT64_MAX / 64 + 1) * 2);
 }
 
 // A series on a 4-SM device, N = 128 with 64x64 tiles: 2 tile columns, so M up to 128

@@ -73,6 +73,25 @@ TEST(KernelCountersFile, MalformedFilesNameTheFileAndLine) {
   }
 }
 
+// M is an integer: NaN, empty, fractional or past int64's end is refused, never cast from a double.
+TEST(KernelCountersFile, AnMThatIsNoPositiveIntegerIsRefused) {
+  const analyze::testing::ScratchDir dir;
+  write_counters_file(dir.path() / "good.counters.csv", {sample(16, 1)});
+  std::ifstream in(dir.path() / "good.counters.csv");
+  std::string header, row;
+  std::getline(in, header);
+  std::getline(in, row);
+  for (const char* m : {"nan", "", "1.5", "1e300", "9223372036854775808", "0", "-16"}) {
+    const auto bad = dir.write("bad.counters.csv", header + "\n" + m + row.substr(row.find(',')) + "\n");
+    try {
+      read_counters_file(bad);
+      ADD_FAILURE() << "no error for m " << m;
+    } catch (const UserError& error) {
+      EXPECT_NE(std::string(error.what()).find("bad.counters.csv:2: m"), std::string::npos) << error.what();
+    }
+  }
+}
+
 // explain: counters add causes where the profile alone finds none ("same kernel, same waves").
 TEST(ExplainWithCounters, AddsCounterCausesAndNamesMissingPoints) {
   analyze::Series series = analyze::testing::make_series({{128, 10}, {144, 20}, {160, 11}});

@@ -125,6 +125,31 @@ TEST(Replay, RefusesToWriteOverTheFileItReplays) {
   EXPECT_NE(user_error_of([&] { run_replay(request); }).find("no such file"), std::string::npos);
 }
 
+// A batch that is no int64 (NaN, past its end) is refused by value, never cast: the cast is undefined for it.
+TEST(Replay, RefusesABatchThatIsNoInt64) {
+  ScratchDir dir;
+  for (const char* batch : {"nan", "-nan", "inf", "1e300", "9223372036854775807", "0.5", "0"}) {
+    const auto csv =
+        dir.write("study.csv", fmt::format("batch,kernel_time,flops,utils\n1,2,3,0.1\n{},2,3,0.1\n", batch));
+    EXPECT_NE(user_error_of([&] { read_recorded_profile(csv); }).find("is not an M"), std::string::npos) << batch;
+  }
+  const auto csv = dir.write("study.csv", "batch,kernel_time,flops,utils\n1,2,3,0.1\n4611686018427387904,2,3,0.1\n");
+  EXPECT_EQ(read_recorded_profile(csv).m_values().back(), int64_t(1) << 62);
+}
+
+// An adaptive replay over M options up to int64's end: the search's coarse pass ends; the M the file lacks are
+// unsupported rows.
+TEST(Replay, AdaptiveReplayOverMUpToInt64sEndEnds) {
+  ScratchDir dir;
+  ReplayRequest request;
+  request.recorded = dir.write("study.csv", "batch,kernel_time,flops,utils\n1,2,3,0.1\n2,2,3,0.1\n");
+  request.out_dir = dir.path() / "replay";
+  request.search.mode = MSearch::adaptive;
+  request.m_values = std::vector<int64_t>{1, 2, int64_t(1) << 62, INT64_MAX};
+  const ReplayResult result = run_replay(request);
+  EXPECT_EQ(result.points, 4);
+}
+
 class ReplayCliTest : public testing_support::ProfileCliTest {};
 
 TEST_F(ReplayCliTest, ReplaysWithoutABackendAndRefusesAdaptiveBesideShards) {
