@@ -40,7 +40,7 @@ struct MeasureOptions {
   bool clock_probes = true;
   // Hold the stream while each batch of cold event samples is enqueued, then run it back to back
   // (kernels/stream_hold.hpp: nvbench's blocking kernel), where the device can.
-  bool blocking_kernel = true;
+  bool blocking_kernel = false;
 };
 
 // Whether `options` put cold event samples behind stream holds (on a device that can hold).

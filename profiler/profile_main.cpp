@@ -145,11 +145,11 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
                  "on | off: GPU: measure the SM clock on the device between a point's samples (a 12 us kernel on an H100 "
                  "per ms of samples) into sm_clock_sampled_min_mhz and sm_clock_sampled_mean_mhz")
       ->capture_default_str();
-  std::string blocking_kernel = "on";
+  std::string blocking_kernel = "off";
   app.add_option("--blocking-kernel", blocking_kernel,
                  "on | off: GPU, cold events timing: hold the stream with a kernel while a batch of samples is "
                  "enqueued, then run them back to back, so the host's enqueue of a run is never timed (nvbench's "
-                 "blocking kernel; docs/timing.md)")
+                 "blocking kernel; off until it has been measured on a GPU: docs/timing.md)")
       ->capture_default_str();
   app.add_option("--verify-plans", verify.report_path,
                  "run the split plans of analyze's JSON report on the GPU (serial and two streams) instead of a sweep");

@@ -117,8 +117,16 @@ TEST_F(ProfileCli, BlockingKernelIsOnOrOffAndResumeKeepsItsFilesApart) {
   const std::string arguments = sweep + " --out " + out.string();
   expect_user_error(arguments + " --blocking-kernel maybe", {"--blocking-kernel 'maybe' is not on or off"});
   EXPECT_FALSE(fs::exists(out)) << "refused before any work";
-  ASSERT_EQ(run_profile(arguments).exit_code, 0);  // on by default: cold event samples are held
-  const auto recorded = shapescope::read_sidecar(out / "qwen3_4b_o_proj_tp8_N2560_K512_cpu_bf16.csv");
+  const fs::path csv = out / "qwen3_4b_o_proj_tp8_N2560_K512_cpu_bf16.csv";
+  ASSERT_EQ(run_profile(arguments).exit_code, 0);  // off by default
+  auto recorded = shapescope::read_sidecar(csv);
+  ASSERT_TRUE(recorded);
+  EXPECT_FALSE(shapescope::parse_sidecar(*recorded).measurement.blocking_kernel);
+  expect_user_error(arguments + " --blocking-kernel on --m-list 3",
+                    {"cannot resume", "blocking_kernel: (none) in the file, on in this run"});
+  fs::remove_all(out);
+  ASSERT_EQ(run_profile(arguments + " --blocking-kernel on").exit_code, 0);  // cold event samples are held
+  recorded = shapescope::read_sidecar(csv);
   ASSERT_TRUE(recorded);
   EXPECT_TRUE(shapescope::parse_sidecar(*recorded).measurement.blocking_kernel);
   expect_user_error(arguments + " --blocking-kernel off --m-list 3",

@@ -75,7 +75,14 @@ class StreamHoldTest : public ::testing::Test {
   }
 
   DeviceScript script;
-  MeasureOptions options;
+  MeasureOptions options = held_options();
+
+ private:
+  static MeasureOptions held_options() {
+    MeasureOptions held;
+    held.blocking_kernel = true;  // --blocking-kernel on (off by default)
+    return held;
+  }
 };
 
 TEST_F(StreamHoldTest, AGroupOfColdEventSamplesIsEnqueuedBetweenAHoldAndItsRelease) {
@@ -133,7 +140,8 @@ TEST_F(StreamHoldTest, NothingIsHeldUnderGraphOrKernelTimingHotOrBlockingKernelO
   EXPECT_EQ(script.releases, 0);
   EXPECT_FALSE(holds_stream(options));
   options.blocking_kernel = true;
-  EXPECT_TRUE(holds_stream(options));  // the default: cold event samples are held
+  EXPECT_TRUE(holds_stream(options));
+  EXPECT_FALSE(holds_stream(MeasureOptions{})) << "off by default until measured on a GPU";
 }
 
 TEST_F(StreamHoldTest, ATimedOutHoldIsCountedHalvesTheLaterBatchesAndIsNotedOnTheRow) {
