@@ -135,14 +135,28 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
   CUDA_CHECK(cudaMemsetAsync(flush_buffer_.data(), 0, flush_buffer_.bytes(), stream_));
   CUDA_CHECK(cudaStreamSynchronize(stream_));
   clock_probes_ = std::make_unique<ClockProbes>(info_.max_sm_clock_mhz, stream_);
-  stream_holder_ = std::make_unique<StreamHolder>(kStreamHoldTimeoutNs);
-  // The hold and the flush are loaded now, not at a first launch behind a waiting hold: under lazy module
-  // loading a kernel's first launch may wait for the device's running kernels, the hold included.
-  hold();
-  release();
-  flush_cache();
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
+
+void CudaDevice::hold() {
+  if (!stream_holder_) {
+    stream_holder_ = std::make_unique<StreamHolder>(kStreamHoldTimeoutNs);
+    // The hold and the flush are loaded now, not at a first launch behind a waiting hold: under lazy module
+    // loading a kernel's first launch may wait for the device's running kernels, the hold included.
+    stream_holder_->hold(current_stream_);
+    stream_holder_->release();
+    flush_cache();
+    CUDA_CHECK(cudaStreamSynchronize(current_stream_));
+  }
+  stream_holder_->hold(current_stream_);
+}
+
+void CudaDevice::release() noexcept {
+  if (stream_holder_) stream_holder_->release();
+}
+
+long long CudaDevice::timed_out_holds() const { return stream_holder_ ? stream_holder_->timed_out_holds() : 0; }
+
+std::uint64_t CudaDevice::stream_hold_timeout_ns() const { return kStreamHoldTimeoutNs; }
 
 CudaDevice::~CudaDevice() {
   cudaStreamSynchronize(stream_);

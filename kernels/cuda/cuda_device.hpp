@@ -38,9 +38,9 @@ class CudaDevice final : public Device, public ThrottleAccountingSource, public 
   std::optional<ThrottleReading> read_throttle_accounting() const override { return nvml_->throttle_reading(); }
   bool enqueue_probe() override { return clock_probes_->enqueue(current_stream_); }
   std::vector<double> collect_probes() override { return clock_probes_->collect(current_stream_); }
-  void hold() override { stream_holder_->hold(current_stream_); }
-  void release() noexcept override { stream_holder_->release(); }
-  long long timed_out_holds() const override { return stream_holder_->timed_out_holds(); }
+  void hold() override;
+  void release() noexcept override;
+  long long timed_out_holds() const override;
   std::unique_ptr<RunSequence> capture(const std::vector<PreparedGemm*>& runs) override;
   std::unique_ptr<Timer> make_kernel_timer() override;
   std::unique_ptr<PreparedGemm> empty_run() override;
@@ -52,7 +52,7 @@ class CudaDevice final : public Device, public ThrottleAccountingSource, public 
 
   int ordinal() const { return ordinal_; }
   const ClockProbes& clock_probes() const { return *clock_probes_; }
-  const StreamHolder& stream_holder() const { return *stream_holder_; }
+  std::uint64_t stream_hold_timeout_ns() const;
   // The stream that runs enqueue on right now (the device's own, unless overridden).
   cudaStream_t stream() const { return current_stream_; }
 
@@ -78,7 +78,7 @@ class CudaDevice final : public Device, public ThrottleAccountingSource, public 
   DeviceBuffer<uint32_t> flush_sink_;
   std::unique_ptr<NvmlLibrary> nvml_;
   std::unique_ptr<ClockProbes> clock_probes_;
-  std::unique_ptr<StreamHolder> stream_holder_;
+  std::unique_ptr<StreamHolder> stream_holder_;  // made at the first hold(): a sweep that never holds has none
   bool programmatic_launch_ = false;
 };
 

@@ -63,7 +63,7 @@ TEST(StreamHold, QueuedWorkWaitsForTheRelease) {
   const double after_release_s = seconds_since(released);
   std::printf("  held 20 ms; the queued work ended %.3f ms after the release\n", after_release_s * 1e3);
   EXPECT_TRUE(behind.complete());
-  EXPECT_LT(after_release_s, 0.5 * double(device.stream_holder().timeout_ns()) / 1e9);
+  EXPECT_LT(after_release_s, 0.5 * double(device.stream_hold_timeout_ns()) / 1e9);
   EXPECT_EQ(device.timed_out_holds(), timed_out_before);
 }
 
@@ -71,7 +71,7 @@ TEST(StreamHold, AHoldNobodyReleasesTimesOutAndLetsTheQueuedWorkRun) {
   const auto opened = kernels::open_device();
   REQUIRE_GPU(opened);
   auto& device = kernels::cuda::as_cuda_device(*opened);
-  const double timeout_s = double(device.stream_holder().timeout_ns()) / 1e9;
+  const double timeout_s = double(device.stream_hold_timeout_ns()) / 1e9;
   const long long timed_out_before = device.timed_out_holds();
   const auto start = Clock::now();
   device.hold();
@@ -99,7 +99,7 @@ TEST(StreamHold, ALaunchQueueFilledBehindAHoldWaitsAtMostForTheTimeout) {
   const auto opened = kernels::open_device();
   REQUIRE_GPU(opened);
   auto& device = kernels::cuda::as_cuda_device(*opened);
-  const double timeout_s = double(device.stream_holder().timeout_ns()) / 1e9;
+  const double timeout_s = double(device.stream_hold_timeout_ns()) / 1e9;
   const auto empty = device.empty_run();
   empty->run();  // loaded before the hold
   device.synchronize();
