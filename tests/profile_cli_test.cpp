@@ -78,7 +78,7 @@ TEST_F(ProfileCli, TwoSweepsIntoOneFileAtOnceKeepEveryRow) {
   const fs::path out = scratch("out");
   const std::string binary = (fs::path(SHAPESCOPE_BIN_DIR) / "profile").string();
   const std::string common = " --model qwen3_4b --module o_proj --tp 8 --backend cpu --threads 1 --kernel cpu_bf16 "
-                             "--peak-tflops 1 --warmup 0 --min-samples 30 --max-samples 30 --out " + out.string();
+                             "--peak-tflops 1 --warmup 0 --min-samples 10 --max-samples 10 --out " + out.string();
   const std::string both = "(" + binary + common + " --m-list 1,2,3,4,5,6 >/dev/null 2>&1; echo $? > " +
                            (out.string() + "_a") + ") & (" + binary + common + " --m-list 7,8,9,10,11,12 >/dev/null " +
                            "2>&1; echo $? > " + (out.string() + "_b") + ") & wait";
