@@ -149,7 +149,7 @@ int shapescope::profiler::profile_cli(int argc, char** argv) {
   app.add_option("--blocking-kernel", blocking_kernel,
                  "on | off: GPU, cold events timing: hold the stream with a kernel while a batch of samples is "
                  "enqueued, then run them back to back, so the host's enqueue of a run is never timed (nvbench's "
-                 "blocking kernel; off until it has been measured on a GPU: docs/timing.md)")
+                 "blocking kernel; pays on decode-sized runs, costs precision on long ones: docs/timing.md)")
       ->capture_default_str();
   app.add_option("--verify-plans", verify.report_path,
                  "run the split plans of analyze's JSON report on the GPU (serial and two streams) instead of a sweep");
