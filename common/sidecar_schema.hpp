@@ -50,7 +50,7 @@ struct SidecarMeasurement {
   int64_t warmup_runs = 0, min_samples = 0, max_samples = 0;
   double target_rel_stderr = 0, max_seconds_per_point = 0;
   std::string stopping_criterion;   // profiler/stopping_criterion.hpp
-  nlohmann::json criterion_params;  // its parameters as given
+  nlohmann::json criterion_params;  // every parameter it ran with: the given ones over its defaults
   bool hot = false;
   uint64_t seed = 0;
   std::string timing;  // events | graph | kernel

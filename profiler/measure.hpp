@@ -23,7 +23,7 @@ struct MeasureOptions {
   int min_samples = 5;
   int max_samples = 2000;
   double target_rel_stderr = 0.005;  // the stderr criterion: stop when stderr(mean)/mean is below this
-  std::string stopping_criterion = "stderr";        // profiler/stopping_criterion.hpp
+  std::string stopping_criterion = "pooled-ci95";   // profiler/stopping_criterion.hpp
   std::map<std::string, double> criterion_params;   // over the criterion's defaults
   double max_seconds_per_point = 1.0;
   // false: every sample starts from a cold cache (flushed, or rotated out in graph mode).

@@ -11,6 +11,7 @@
 #include "kernels/cpu/cpu_system.hpp"
 #include "profiler/build_commit.hpp"
 #include "profiler/operand_sets.hpp"
+#include "profiler/stopping_criterion.hpp"
 
 namespace shapescope::profiler {
 
@@ -56,7 +57,7 @@ Sidecar sidecar_of(const SidecarContent& c) {
   measurement.max_samples = c.measure.max_samples;
   measurement.target_rel_stderr = c.measure.target_rel_stderr;
   measurement.stopping_criterion = c.measure.stopping_criterion;
-  measurement.criterion_params = c.measure.criterion_params;
+  measurement.criterion_params = stopping_criterion_params(c.measure);
   measurement.max_seconds_per_point = c.measure.max_seconds_per_point;
   measurement.hot = c.measure.hot;
   measurement.seed = c.seed;

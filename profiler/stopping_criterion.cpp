@@ -161,7 +161,7 @@ const std::vector<StoppingCriterionEntry>& stopping_criteria() {
       {"pooled-ci95",
        "the median's 95% interval within max-rel-ci95 of it by the spread pooled over the sweep's last `window` "
        "points, from min-samples; median-ci95's rule where the pool is short or the point noisier than it",
-       {{"max-rel-ci95", 0.0125}, {"min-samples", 3}, {"window", 8}, {"min-pool-dof", 8}},
+       {{"max-rel-ci95", 0.01}, {"min-samples", 3}, {"window", 8}, {"min-pool-dof", 8}},
        [](const std::map<std::string, double>& params, const MeasureOptions& options,
           const NoiseHistory* history) -> std::unique_ptr<StoppingCriterion> {
          const PooledCi95Criterion::Settings settings{int(params.at("min-samples")), params.at("max-rel-ci95"),
@@ -172,7 +172,10 @@ const std::vector<StoppingCriterionEntry>& stopping_criteria() {
   return entries;
 }
 
-std::unique_ptr<StoppingCriterion> make_stopping_criterion(const MeasureOptions& options, const NoiseHistory* history) {
+namespace {
+
+// The entry named by options.stopping_criterion and every parameter it takes: the given ones over its defaults.
+std::pair<const StoppingCriterionEntry*, std::map<std::string, double>> resolve(const MeasureOptions& options) {
   const std::vector<StoppingCriterionEntry>& entries = stopping_criteria();
   std::vector<std::string> names;
   for (const StoppingCriterionEntry& entry : entries) {
@@ -189,10 +192,19 @@ std::unique_ptr<StoppingCriterion> make_stopping_criterion(const MeasureOptions&
         throw UserError(fmt::format("--criterion-param {}={}: give a positive number", key, value));
       params[key] = value;
     }
-    return entry.make(params, options, history);
+    return {&entry, params};
   }
   throw UserError(fmt::format("--stopping-criterion '{}': give one of {}", options.stopping_criterion,
                               fmt::join(names, ", ")));
+}
+
+}  // namespace
+
+std::map<std::string, double> stopping_criterion_params(const MeasureOptions& options) { return resolve(options).second; }
+
+std::unique_ptr<StoppingCriterion> make_stopping_criterion(const MeasureOptions& options, const NoiseHistory* history) {
+  const auto [entry, params] = resolve(options);
+  return entry->make(params, options, history);
 }
 
 void parse_criterion_param(const std::string& text, std::map<std::string, double>& params) {

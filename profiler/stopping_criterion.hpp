@@ -5,7 +5,7 @@
 // measurement loop's.
 //
 //   stderr  the standard error of the mean below --target-rel-stderr of the mean, after
-//           --min-samples samples (the default).
+//           --min-samples samples.
 //   ci95    the 95% Student-t interval of the mean within max-rel-ci95 of the mean, after
 //           min-samples (3) samples: the interval a profile records is the bar itself, so a
 //           stable kernel stops as soon as three samples pin it down, and a noisy one is held to
@@ -13,7 +13,7 @@
 //   median-ci95  stderr's rule, or the median's distribution-free 95% interval (order statistics)
 //           within max-rel-ci95 of the median: the profile records the median, and a few slow
 //           outliers widen that interval by a rank each where they hold the mean's stderr up.
-//   pooled-ci95  a kernel's relative spread is nearly the same at nearby M (one kernel, one shape family, one
+//   pooled-ci95 (the default)  a kernel's relative spread is nearly the same at nearby M (one kernel, one shape family, one
 //           timer), so the points of a sweep share it: the relative variance pooled over the last `window`
 //           points of the same file (NoiseHistory; a point beyond the 99% quantile of its F stays out) bounds
 //           the interval of this point's median from `min-samples` (3) samples on, where the point's own
@@ -25,8 +25,8 @@
 //           pool's beyond the 95% quantile of F(n - 1, pool dof), or the pool has under `min-pool-dof`
 //           degrees of freedom (the first points of a sweep), the point goes by median-ci95's rule. A point
 //           that stops on the pool records the pool's interval of the mean as its ci95. The default bar,
-//           1.25%, is stderr's (0.5% stderr of the mean: a 95% interval of about 0.98%) carried over to the
-//           median (x sqrt(pi/2)).
+//           1%, was set by measurement: on the main job's kernels and M range (H100, 2026-11-25) its profiles
+//           record a median ci95 no wider than stderr's, from a third fewer samples (docs/adaptive_search.md).
 #pragma once
 
 #include <functional>
@@ -71,6 +71,9 @@ const std::vector<StoppingCriterionEntry>& stopping_criteria();
 // Throws UserError naming the valid criteria, or the criterion's parameters, or a parameter out of range.
 std::unique_ptr<StoppingCriterion> make_stopping_criterion(const MeasureOptions& options,
                                                           const NoiseHistory* history = nullptr);
+
+// Every parameter of that criterion: options.criterion_params over its defaults. Throws as above.
+std::map<std::string, double> stopping_criterion_params(const MeasureOptions& options);
 
 // "KEY=VALUE" of --criterion-param into `params`. Throws UserError.
 void parse_criterion_param(const std::string& text, std::map<std::string, double>& params);

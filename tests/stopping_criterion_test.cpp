@@ -87,6 +87,7 @@ TEST(StoppingCriterion, MedianIntervalCoversTheMedianAtLeast95PercentAndExistsFr
 
 TEST(StoppingCriterion, MedianCi95StopsWhereStderrDoesOnCleanSamplesAndEarlyWhenOutliersHoldTheMeanUp) {
   MeasureOptions stderr_options;
+  stderr_options.stopping_criterion = "stderr";
   MeasureOptions median_options;
   median_options.stopping_criterion = "median-ci95";
   // Clean samples: the same count as stderr, to the sample.
