@@ -1,15 +1,13 @@
 // a16w4_blockscale's dequantizing path (a16w4_dequantized_gemm.hpp): every run dequantizes the packed FP4
-// weights into the session's bf16 scratch and multiplies with cuBLASLt's bf16 GEMM, alpha the product's scale.
+// weights into the session's bf16 scratch and multiplies with cuBLASLt's bf16 GEMM (dequantized_bf16_gemm.hpp),
+// alpha the product's scale.
 #include "kernels/cuda/a16w4_dequantized_gemm.hpp"
 
 #include "kernels/cuda/a16w4_blockscale_config.hpp"
 #include "common/device_peaks.hpp"
 #include "kernels/cuda/fp8_blockscale.hpp"
-#include "kernels/cuda/cublaslt_entries.hpp"
-#include "kernels/cuda/cublaslt_matmul.hpp"
-#include "kernels/cuda/cublaslt_shape_query.hpp"
 #include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/cuda_prepared_gemm.hpp"
+#include "kernels/cuda/dequantized_bf16_gemm.hpp"
 #include "kernels/cuda/device_operands.cuh"
 #include "kernels/synthetic_operands.hpp"
 
@@ -27,42 +25,27 @@ struct A16w4DequantizedPath::State {
 
 namespace {
 
-class A16w4DequantizedPrepared final : public CudaPreparedGemm {
+class A16w4DequantizedPrepared final : public DequantizedBf16Gemm {
  public:
-  A16w4DequantizedPrepared(CudaDevice& device, const ReferenceProblem& problem, const A16w4Weights& weights,
-                           A16w4DequantizedPath::State& space, ScaleType scale)
-      : CudaPreparedGemm(device, problem), weights_(weights), space_(space), scale_(scale) {
+  A16w4DequantizedPrepared(CudaDevice& device, const ReferenceProblem& problem, A16w4DequantizedPath::State& space)
+      : DequantizedBf16Gemm(device, problem, space.handle.get(), "a16w4_blockscale", space.output_scale),
+        space_(space),
+        a_(std::size_t(problem.shape.m * problem.shape.k)) {
     const GemmShape& s = problem.shape;
-    const cudaStream_t stream = device.stream();
-    a_ = DeviceBuffer<uint16_t>(std::size_t(s.m * s.k));
-    c_ = DeviceBuffer<uint16_t>(std::size_t(s.m * s.n));
-    fill_bf16_values(a_.data(), problem.seed_a, synthetic::a_bf16, 1, s.m, s.k, stream);
-    matmul_ = make_cublaslt_bf16_matmul(space.handle.get(), s);
-    matmul_->set_alpha(space.output_scale);
-    if (auto refused = matmul_->choose_algorithm(kCublasLtWorkspaceBytes)) throw UnsupportedShape(*refused);
-    workspace_ = DeviceBuffer<uint8_t>(matmul_->algorithm().workspace_bytes);
-    set_output(c_.data(), s.m * s.n, OutputStrides{s.m * s.n, s.n, 1});
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-  }
-
-  void run() override {
-    const GemmShape& s = problem().shape;
-    dequantize_a16w4_weights(weights_, scale_, s.n, s.k, space_.weights.data(), device_.stream());
-    matmul_->run(space_.weights.data(), a_.data(), c_.data(), workspace_.data(), device_.stream());
-  }
-  std::string launch_name() const override {
-    return "a16w4_blockscale/dequantize_bf16+cublaslt_" + matmul_->algorithm().describe();
+    fill_bf16_values(a_.data(), problem.seed_a, synthetic::a_bf16, 1, s.m, s.k, device.stream());
+    multiply(space.weights.data(), a_.data());
+    CUDA_CHECK(cudaStreamSynchronize(device.stream()));
   }
 
  private:
-  const A16w4Weights& weights_;
-  A16w4DequantizedPath::State& space_;
-  ScaleType scale_;
-  DeviceBuffer<uint16_t> a_, c_;
-  DeviceBuffer<uint8_t> workspace_;
-  std::unique_ptr<CublasLtMatmul> matmul_;
-};
+  void dequantize_operands(cudaStream_t stream) override {
+    const GemmShape& s = problem().shape;
+    dequantize_a16w4_weights(space_.packed, space_.scale, s.n, s.k, space_.weights.data(), stream);
+  }
 
+  A16w4DequantizedPath::State& space_;
+  DeviceBuffer<uint16_t> a_;
+};
 
 }  // namespace
 
@@ -74,7 +57,7 @@ A16w4DequantizedPath::A16w4DequantizedPath(const A16w4Weights& weights, ScaleTyp
 A16w4DequantizedPath::~A16w4DequantizedPath() = default;
 
 std::unique_ptr<PreparedGemm> A16w4DequantizedPath::prepare(CudaDevice& device, const ReferenceProblem& problem) {
-  return std::make_unique<A16w4DequantizedPrepared>(device, problem, state_->packed, *state_, state_->scale);
+  return std::make_unique<A16w4DequantizedPrepared>(device, problem, *state_);
 }
 
 double a16w4_flops_per_byte() {
@@ -85,15 +68,8 @@ double a16w4_flops_per_byte() {
 }
 
 void add_a16w4_dequantized_path(KernelEntry& entry) {
-  KernelEntry bf16;  // cuBLASLt's heuristic pick for the bf16 GEMM of the dequantized weights
-  describe_by_heuristic(bf16, make_cublaslt_bf16_matmul);
-  entry.describe_config = [streaming = entry.describe_config, gemm = bf16.describe_config](const GemmShape& shape) {
-    if (a16w4_dequantizes(shape.m, a16w4_flops_per_byte())) return "dequantize to bf16, then cuBLASLt " + gemm(shape);
-    return streaming(shape);
-  };
-  entry.config_for = [streaming = entry.config_for, gemm = bf16.config_for](const GemmShape& shape) {
-    return a16w4_dequantizes(shape.m, a16w4_flops_per_byte()) ? gemm(shape) : streaming(shape);
-  };
+  describe_dequantized_bf16(entry,
+                            [](const GemmShape& shape) { return a16w4_dequantizes(shape.m, a16w4_flops_per_byte()); });
 }
 
 }  // namespace shapescope::kernels::cuda

@@ -14,6 +14,7 @@
 #include "kernels/cuda/cuda_prepared_gemm.hpp"
 #include "kernels/cuda/device_buffer.hpp"
 #include "kernels/cuda/hopper_ptx.cuh"
+#include "kernels/cuda/mxfp8_operands.hpp"
 #include "kernels/cuda/own_kernel_entries.hpp"
 #include "kernels/cuda/programmatic_launch.cuh"
 #include "kernels/operand_format.hpp"
@@ -27,7 +28,8 @@ constexpr int kTileM = 128, kTileN = 128, kStageK = 128, kStages = 3, kThreads =
 constexpr int kRowBytes = kStageK + 16;  // e4m3 row of a stage + 16 bytes: fragment reads avoid bank conflicts
 constexpr int kStageBytes = (kTileM + kTileN) * kRowBytes + (kTileM + kTileN) * 4;
 constexpr int kSharedBytes = kStages * kStageBytes;
-constexpr int kScaleBlock = 32;
+constexpr int kScaleBlock = kMxfp8ScaleBlock;
+static_assert(kStageK == kMxfp8ScaleWordK, "a stage's scales are one packed word a row");
 
 struct Mxfp8Params {
   const uint8_t* a = nullptr;         // [m][k] e4m3
@@ -176,37 +178,6 @@ void launch_mxfp8(const Mxfp8Params& params, bool programmatic, cudaStream_t str
   launch_kernel(mxfp8_blockscale_kernel, grid, dim3(kThreads), kSharedBytes, params, programmatic, stream);
 }
 
-// e4m3 codes [rows][k] and their e8m0 scales packed [ceil(k/128)][rows] four to a word, from the synthetic operands.
-__global__ void fill_mxfp8_operand_kernel(OperandEncoding encoding, synthetic::OperandStreams streams, uint64_t seed,
-                                          int64_t rows, int64_t k, uint8_t* codes, uint32_t* scales) {
-  const int64_t stages = (k + kStageK - 1) / kStageK, code_count = rows * k;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < code_count + stages * rows;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    if (i < code_count) {
-      codes[i] = uint8_t(synthetic::element_code(encoding, streams, seed, uint64_t(i)));
-      continue;
-    }
-    const int64_t stage = (i - code_count) / rows, row = (i - code_count) % rows;
-    uint32_t word = 0;
-    for (int sub = 0; sub < kStageK / kScaleBlock; ++sub) {
-      const int64_t col = stage * kStageK + sub * kScaleBlock;
-      const uint32_t code = col < k ? synthetic::scale_code(encoding, streams, seed,
-                                                            synthetic::scale_index(encoding, 0, row, col, rows, k))
-                                    : 127;
-      word |= code << (8 * sub);
-    }
-    scales[stage * rows + row] = word;
-  }
-}
-
-void fill_mxfp8_operand(const OperandEncoding& encoding, const synthetic::OperandStreams& streams, uint64_t seed,
-                        int64_t rows, int64_t k, uint8_t* codes, uint32_t* scales, cudaStream_t stream) {
-  const int64_t count = rows * k + (k + kStageK - 1) / kStageK * rows;
-  fill_mxfp8_operand_kernel<<<unsigned(std::clamp<int64_t>((count + 255) / 256, 1, 65535)), 256, 0, stream>>>(
-      encoding, streams, seed, rows, k, codes, scales);
-  CUDA_CHECK_LAUNCH();
-}
-
 class Mxfp8Prepared final : public CudaPreparedGemm {
  public:
   Mxfp8Prepared(CudaDevice& device, const ReferenceProblem& problem, const uint8_t* b, const uint32_t* b_scales)
@@ -214,7 +185,7 @@ class Mxfp8Prepared final : public CudaPreparedGemm {
     const GemmShape& s = problem.shape;
     const cudaStream_t stream = device.stream();
     a_ = DeviceBuffer<uint8_t>(std::size_t(s.m * s.k));
-    a_scales_ = DeviceBuffer<uint32_t>(std::size_t((s.k + kStageK - 1) / kStageK * s.m));
+    a_scales_ = DeviceBuffer<uint32_t>(std::size_t(mxfp8_scale_words(s.m, s.k)));
     c_ = DeviceBuffer<uint16_t>(std::size_t(s.m * s.n));
     fill_mxfp8_operand(operand_encodings(OperandFormat::mxfp8).a, synthetic::kAStreams, problem.seed_a, s.m, s.k,
                        a_.data(), a_scales_.data(), stream);
@@ -239,13 +210,13 @@ class Mxfp8Session final : public GemmSession {
   Mxfp8Session(CudaDevice& device, const WeightShape& shape, uint64_t seed)
       : device_(device), shape_(shape), seed_(seed) {
     b_ = DeviceBuffer<uint8_t>(std::size_t(shape.n * shape.k));
-    b_scales_ = DeviceBuffer<uint32_t>(std::size_t((shape.k + kStageK - 1) / kStageK * shape.n));
+    b_scales_ = DeviceBuffer<uint32_t>(std::size_t(mxfp8_scale_words(shape.n, shape.k)));
     fill_mxfp8_operand(operand_encodings(OperandFormat::mxfp8).b, synthetic::kBStreams, seed, shape.n, shape.k,
                        b_.data(), b_scales_.data(), device.stream());
     CUDA_CHECK(cudaStreamSynchronize(device.stream()));
   }
   std::size_t activation_bytes(int64_t m) const override {
-    return std::size_t(m * shape_.k + (shape_.k + kStageK - 1) / kStageK * m * 4 + m * shape_.n * 2);
+    return std::size_t(m * shape_.k + mxfp8_scale_words(m, shape_.k) * 4 + m * shape_.n * 2);
   }
   std::unique_ptr<PreparedGemm> prepare(int64_t m, uint64_t seed) override {
     const ReferenceProblem problem{OperandFormat::mxfp8, GemmShape{m, shape_.n, shape_.k, 1}, seed, seed_};

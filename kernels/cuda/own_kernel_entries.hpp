@@ -12,6 +12,7 @@ KernelEntry a16w8_blockscale_batched_entry();    // a16w8_blockscale_batched.cu
 KernelEntry a16w4_blockscale_entry();            // a16w4_blockscale.cu
 KernelEntry a16w4_tiled_entry();                 // a16w4_tiled.cu
 KernelEntry mxfp8_blockscale_entry();            // mxfp8_blockscale.cu
+KernelEntry mxfp8_dequantized_bf16_entry();      // mxfp8_dequantized_bf16.cpp
 KernelEntry portable_fp8_blockscale_entry();     // portable_fp8_blockscale.cu
 KernelEntry portable_fp8_blockscale_bpreshuffle_entry();  // portable_fp8_blockscale.cu
 GroupedKernelEntry fp8_blockscale_grouped_entry();  // fp8_blockscale_grouped.cu
