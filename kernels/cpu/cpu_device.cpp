@@ -2,6 +2,7 @@
 // buffer twice the last-level cache, memory from /proc/meminfo. No clocks.
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -71,9 +72,10 @@ class CpuDevice final : public Device {
 
   void flush_cache() override {
     if (flush_buffer_.empty()) flush_buffer_.resize(2 * llc_bytes_);
-    // A new value each time, so every line is written and the stores cannot be skipped.
+    // A new value each time, so every line is written and the stores cannot be skipped. One memset, not a byte
+    // loop: under the sanitizers a byte loop over twice the last-level cache took ~160 ms a sample.
     ++flush_value_;
-    for (char& byte : flush_buffer_) byte = flush_value_;
+    std::memset(flush_buffer_.data(), flush_value_, flush_buffer_.size());
   }
 
   void synchronize() override {}  // CPU kernels return when done
