@@ -14,6 +14,7 @@
 #include "kernels/copy_bandwidth.hpp"
 #include "kernels/synthetic_operands.hpp"
 #include "profiler/format_choice.hpp"
+#include "profiler/noise_history.hpp"
 #include "profiler/profile_csv.hpp"
 #include "profiler/point_record.hpp"
 #include "profiler/profile_file_start.hpp"
@@ -64,7 +65,7 @@ struct PointContext {
 
 // Measures one M (or explains why not) into `row`; returns the timed kernel seconds.
 double measure_grouped_point(kernels::Device& device, GroupedSessionPool& pool, const PointContext& context,
-                             const GroupedPoint& point, ProfileRow& row) {
+                             const GroupedPoint& point, NoiseHistory& noise, ProfileRow& row) {
   const kernels::GroupedShape& shape = point.shape;
   kernels::GroupedGemmSession& session = pool.first();
   if (shape.useful_rows() == 0) {
@@ -92,7 +93,7 @@ double measure_grouped_point(kernels::Device& device, GroupedSessionPool& pool, 
     }
     MeasureOptions measure_options = context.plan.measure;
     measure_options.first_set_runs_done = 1;  // the check ran it
-    const Measurement m = measure(device, rotation.sets, measure_options);
+    const Measurement m = measure(device, rotation.sets, measure_options, &noise);
     record_measurement(row, m, check, shape.useful_flops(), gemm->min_bytes(), context.plan.check_threshold);
     ProfileRow::Grouped& g = *row.grouped;
     g.executed_rows = gemm->executed_rows();
@@ -243,6 +244,7 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
       write_sidecar_before_rows(csv, sidecar, setup_start);
 
       const PointContext context{plan, copy_bytes_per_us};
+      NoiseHistory noise;  // this file's points so far, for a criterion that pools their spread
       const auto sweep_start = Clock::now();
       FilePoints file_points{*start, progress, csv.stem().string(), steady_clock_mhz, plan.m_search, {}};
       sweep_points(file_points, wanted, 1, plan.seed, [&](int64_t m) {
@@ -255,7 +257,7 @@ SweepResult run_grouped_sweep(kernels::Device& device, const GroupedSweepPlan& p
         row.grouped = describe_groups(series, point.shape);
         const auto unsupported = kernel.unsupported_reason ? kernel.unsupported_reason(point.shape) : std::nullopt;
         if (!record_unmeasured(row, unsupported, sessions != nullptr, open_error))
-          outcome.timed_s = measure_grouped_point(device, *sessions, context, point, row);
+          outcome.timed_s = measure_grouped_point(device, *sessions, context, point, noise, row);
         return outcome;
       });
       sessions.reset();
