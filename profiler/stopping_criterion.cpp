@@ -88,14 +88,10 @@ class PooledCi95Criterion : public StoppingCriterion {
     samples_.push_back(sample_us);
     if (done_) return;
     const int n = int(samples_.size());
-    if (pooled_) {
-      // The pool's bar, or the median's own distribution-free interval within the same bar (a pool that a few
-      // slow samples widened must not hold a point whose median is pinned down); not stderr's, which would stop
-      // a noisy point before its median is.
-      if (n < std::max(settings_.min_samples, 2) || median_half_width(n) > settings_.max_rel_ci95) {
-        done_ = relative_median_ci95(samples_) <= settings_.max_rel_ci95;
-        return;
-      }
+    // Where the pool cannot stop the point (too few samples yet, a pool too wide for the bar at n, or a point
+    // noisier than it), median-ci95's rule does: stderr's rule is part of it, so on the same samples this
+    // criterion never takes more than stderr, and a noisy stretch costs what stderr's rule asks.
+    if (pooled_ && n >= std::max(settings_.min_samples, 2) && median_half_width(n) <= settings_.max_rel_ci95) {
       const PointNoise own = point_noise(samples_);
       if (own.dof > 0 && own.relative_variance <= pool_.relative_variance *
                                                        upper_variance_ratio_quantile(kGuardTail, own.dof, pool_.dof)) {
@@ -160,7 +156,8 @@ const std::vector<StoppingCriterionEntry>& stopping_criteria() {
        }},
       {"pooled-ci95",
        "the median's 95% interval within max-rel-ci95 of it by the spread pooled over the sweep's last `window` "
-       "points, from min-samples; median-ci95's rule where the pool is short or the point noisier than it",
+       "points, from min-samples; median-ci95's rule where the pool cannot stop the point (never more samples "
+       "than stderr)",
        {{"max-rel-ci95", 0.01}, {"min-samples", 3}, {"window", 8}, {"min-pool-dof", 8}},
        [](const std::map<std::string, double>& params, const MeasureOptions& options,
           const NoiseHistory* history) -> std::unique_ptr<StoppingCriterion> {

@@ -22,8 +22,10 @@
 //           mean's for normal samples (1 up to 2 samples, 1.16 at 3, rising to sqrt(pi/2)). The median's own
 //           distribution-free interval within the bar stops a point too (a pool widened by slow samples holds
 //           no point whose median is pinned down). A guard: where the point's own variance exceeds the
-//           pool's beyond the 95% quantile of F(n - 1, pool dof), or the pool has under `min-pool-dof`
-//           degrees of freedom (the first points of a sweep), the point goes by median-ci95's rule. A point
+//           pool's beyond the 95% quantile of F(n - 1, pool dof), the pool has under `min-pool-dof`
+//           degrees of freedom (the first points of a sweep), or the pool is too wide to reach the bar at
+//           this n (a noisy stretch), the point goes by median-ci95's rule, which holds stderr's: on the same
+//           samples, pooled-ci95 never takes more than stderr. A point
 //           that stops on the pool records the pool's interval of the mean as its ci95. The default bar,
 //           1%, was set by measurement: on the main job's kernels and M range (H100, 2026-11-25) its profiles
 //           record a median ci95 no wider than stderr's, from 24-33% fewer samples (docs/adaptive_search.md).
