@@ -77,9 +77,19 @@ SHAPESCOPE_HD uint8_t e2m1_code(uint64_t seed, uint64_t stream, uint64_t index) 
 }
 
 // An e8m0 scale code for elements whose largest power of two is 2^emax_elem: the MX shared scale of a block
-// with floor(log2(amax)) in -2..1.
+// with floor(log2(amax)) in kLowestBlockExponent..kLowestBlockExponent + 3 (two bits of the hash).
+constexpr int kLowestBlockExponent = -2;
 SHAPESCOPE_HD uint8_t e8m0_scale_code(uint64_t seed, uint64_t stream, uint64_t index, int emax_elem) {
-  return e8m0_code(int(hash(seed, stream, index) >> 62) - 2 - emax_elem);
+  return e8m0_code(kLowestBlockExponent + int(hash(seed, stream, index) >> 62) - emax_elem);
+}
+
+// The lowest and highest codes e8m0_scale_code makes for `emax_elem`: a kernel that takes only some scale
+// codes checks these before any work, where a scan of the operands would cost a pass and a wait.
+struct ScaleCodeRange {
+  int lowest = 0, highest = 0;
+};
+inline ScaleCodeRange e8m0_scale_code_range(int emax_elem) {
+  return {e8m0_code(kLowestBlockExponent - emax_elem), e8m0_code(kLowestBlockExponent + 3 - emax_elem)};
 }
 
 // A ue4m3 block scale code (e4m3 with the sign clear): amax_block / 6 relative to the per-tensor scale, for

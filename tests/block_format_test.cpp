@@ -186,6 +186,12 @@ TEST(SyntheticOperands, Fp4CodesSpanAllSixteenAndScalesTheirRealisticRanges) {
   EXPECT_EQ(codes.size(), 16u);
   EXPECT_EQ(e8m0_fp4, (std::set<int>{127 - 4, 127 - 3, 127 - 2, 127 - 1}));  // 2^(e - 2), e in -2..1
   EXPECT_EQ(e8m0_fp8, (std::set<int>{127 - 10, 127 - 9, 127 - 8, 127 - 7}));
+  // The range a kernel checks at open is the codes the generator makes, ends included.
+  for (const auto& [emax, made] : {std::pair{2, e8m0_fp4}, std::pair{8, e8m0_fp8}}) {
+    const synthetic::ScaleCodeRange range = synthetic::e8m0_scale_code_range(emax);
+    EXPECT_EQ(range.lowest, *made.begin()) << emax;
+    EXPECT_EQ(range.highest, *made.rbegin()) << emax;
+  }
   const float tensor = synthetic::nvfp4_tensor_scale(9, synthetic::b_tensor_scale, 3);
   EXPECT_GE(tensor * 448 * 6, 0.5f);
   EXPECT_LT(tensor * 448 * 6, 1.5f);

@@ -9,8 +9,6 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/cuda_check.hpp"
-#include "kernels/cuda/device_buffer.hpp"
-#include "kernels/cuda/grid_stride_launch.cuh"
 #include "kernels/cuda/mxfp8_dequantize.hpp"
 #include "kernels/cuda/mxfp8_operands.hpp"
 
@@ -27,7 +25,7 @@ struct DequantizeParams {
   int64_t a_runs = 0, runs = 0;  // runs of A; of A and B
 };
 
-// 2^(code - 127) for codes 1..254, built from its bits (prepare refused codes below kMxfp8Bf16LowestCode).
+// 2^(code - 127) for codes 1..254, built from its bits (open refuses operands with codes below kMxfp8Bf16LowestCode).
 __device__ __forceinline__ float scale_value(uint32_t code) { return __uint_as_float(code << 23); }
 
 __device__ __forceinline__ uint32_t scaled_bf16_pair(uint32_t codes, float scale) {
@@ -69,16 +67,6 @@ __global__ void __launch_bounds__(kThreads) mxfp8_dequantize_kernel(const Dequan
   }
 }
 
-__global__ void scale_range_kernel(const uint32_t* scales, int64_t words, int* outside) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < words; i += int64_t(gridDim.x) * blockDim.x) {
-    const uint32_t word = scales[i];
-    for (int j = 0; j < 4; ++j) {
-      const int code = int(word >> (8 * j) & 0xFF);
-      if (code < kMxfp8Bf16LowestCode || code > kMxfp8Bf16HighestCode) *outside = 1;
-    }
-  }
-}
-
 }  // namespace
 
 void dequantize_mxfp8(const Mxfp8DequantizedOperand& a, const Mxfp8DequantizedOperand& b, int64_t k,
@@ -88,16 +76,6 @@ void dequantize_mxfp8(const Mxfp8DequantizedOperand& a, const Mxfp8DequantizedOp
   if (blocks == 0) return;
   mxfp8_dequantize_kernel<<<unsigned(blocks), kThreads, 0, stream>>>(params);
   CUDA_CHECK_LAUNCH();
-}
-
-bool mxfp8_scales_fit_bf16(const uint32_t* scales, int64_t words, cudaStream_t stream) {
-  DeviceBuffer<int> outside(1);
-  CUDA_CHECK(cudaMemsetAsync(outside.data(), 0, sizeof(int), stream));
-  launch_grid_stride(scale_range_kernel, words, stream, scales, words, outside.data());
-  int flag = 0;
-  CUDA_CHECK(cudaMemcpyAsync(&flag, outside.data(), sizeof(int), cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  return flag == 0;
 }
 
 }  // namespace shapescope::kernels::cuda

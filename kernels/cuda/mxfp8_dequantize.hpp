@@ -28,8 +28,4 @@ constexpr int64_t kMxfp8DequantizedMostElements = int64_t(1) << 35;
 void dequantize_mxfp8(const Mxfp8DequantizedOperand& a, const Mxfp8DequantizedOperand& b, int64_t k,
                       cudaStream_t stream);
 
-// True when every scale code of `words` packed scale words lies in [kMxfp8Bf16LowestCode, kMxfp8Bf16HighestCode]
-// (waits for `stream`).
-bool mxfp8_scales_fit_bf16(const uint32_t* scales, int64_t words, cudaStream_t stream);
-
 }  // namespace shapescope::kernels::cuda

@@ -3,12 +3,16 @@
 // accumulation (dequantized_bf16_gemm.hpp). Hopper's tensor cores take no block scales, and e4m3 x 2^e is exact
 // in bf16 but not in e4m3, so exact MXFP8 on Hopper is bf16 math: this path runs at the bf16 rate plus the
 // dequantization's memory traffic, where mxfp8_blockscale's fp8 MMA pays a CUDA-core promotion per 32 K.
-// Operands: mxfp8_operands.hpp, the same as mxfp8_blockscale's. Scale codes outside
-// kMxfp8Bf16LowestCode..kMxfp8Bf16HighestCode are refused with one line (no quantizer of O(1) data makes them).
+// Operands: mxfp8_operands.hpp, the same as mxfp8_blockscale's. Operands whose scale codes could leave
+// kMxfp8Bf16LowestCode..kMxfp8Bf16HighestCode are refused with one line at open, from the generator's code range
+// (no quantizer of O(1) data makes such codes).
 #include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+
+#include <fmt/format.h>
 
 #include "common/user_error.hpp"
 #include "kernels/cuda/cuda_check.hpp"
@@ -33,10 +37,6 @@ struct Mxfp8Operand {
         scales(std::size_t(mxfp8_scale_words(rows, k))),
         dequantized(std::size_t(rows * k)) {
     fill_mxfp8_operand(encoding, streams, seed, rows, k, codes.data(), scales.data(), stream);
-    if (!mxfp8_scales_fit_bf16(scales.data(), int64_t(scales.size()), stream))
-      throw UserError(std::string(kName) + ": an e8m0 scale code lies outside " +
-                      std::to_string(kMxfp8Bf16LowestCode) + ".." + std::to_string(kMxfp8Bf16HighestCode) +
-                      ", where e4m3 x 2^(code - 127) leaves bf16; use mxfp8_blockscale for these operands");
   }
   Mxfp8DequantizedOperand dequantization() { return {codes.data(), scales.data(), rows, dequantized.data()}; }
 
@@ -92,6 +92,19 @@ class Mxfp8DequantizedSession final : public GemmSession {
   Mxfp8Operand weights_;
 };
 
+// Both operands' scale codes within what bf16 holds exactly, or one line saying which is not.
+void require_bf16_exact_scales() {
+  const OperandEncodings encodings = operand_encodings(OperandFormat::mxfp8);
+  for (const auto& [operand, encoding] : {std::pair{"A", encodings.a}, std::pair{"B", encodings.b}}) {
+    const synthetic::ScaleCodeRange codes = synthetic::e8m0_scale_code_range(element_emax(encoding.element));
+    if (codes.lowest < kMxfp8Bf16LowestCode || codes.highest > kMxfp8Bf16HighestCode)
+      throw UserError(fmt::format("{}: {}'s e8m0 scale codes {}..{} leave {}..{}, where e4m3 x 2^(code - 127) is not "
+                                  "exact in bf16; use mxfp8_blockscale for these operands",
+                                  kName, operand, codes.lowest, codes.highest, kMxfp8Bf16LowestCode,
+                                  kMxfp8Bf16HighestCode));
+  }
+}
+
 std::optional<std::string> mxfp8_dequantized_unsupported_reason(const GemmShape& shape) {
   if (auto reason = batch_count_problem(shape)) return reason;
   if (auto reason = extent_problem(shape)) return reason;
@@ -115,6 +128,7 @@ KernelEntry mxfp8_dequantized_bf16_entry() {
   describe_dequantized_bf16(entry);
   entry.open = [](Device& device, const WeightShape& shape, uint64_t seed) -> std::unique_ptr<GemmSession> {
     require_supported_weights(kName, shape, mxfp8_dequantized_unsupported_reason(GemmShape{1, shape.n, shape.k, 1}));
+    require_bf16_exact_scales();
     return std::make_unique<Mxfp8DequantizedSession>(as_cuda_device(device), shape, seed);
   };
   return entry;
