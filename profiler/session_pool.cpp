@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "common/interrupt.hpp"
 #include "kernels/synthetic_operands.hpp"
 #include "profiler/operand_sets.hpp"
 
@@ -23,7 +24,8 @@ BasicSessionPool<Entry, Session, WeightShape>::BasicSessionPool(const Entry& ker
 
 template <class Entry, class Session, class WeightShape>
 int BasicSessionPool<Entry, Session, WeightShape>::ensure(int count, std::string& why) {
-  while (int(sessions_.size()) < count) {
+  // Each set is a kernel opened on its own weights (seconds on a slow CPU backend): a signal stops the opening.
+  while (int(sessions_.size()) < count && !interrupt_requested()) {
     try {
       sessions_.push_back(kernel_.open(device_, shape_, operand_set_seed(seed_, int(sessions_.size()))));
     } catch (const std::exception& error) {
@@ -49,7 +51,7 @@ Rotation rotation_over(kernels::Device& device, Pool& pool, kernels::PreparedGem
   const OperandSetPlan wanted = plan_operand_sets(set_bytes, l2_bytes, device.free_memory_bytes());
   std::string why;
   const int open = pool.ensure(wanted.sets, why);
-  for (int set = 1; set < open; ++set) {
+  for (int set = 1; set < open && !interrupt_requested(); ++set) {
     try {
       rotation.extra.push_back(pool.at(set).prepare(size, operand_set_seed(seed, set)));
     } catch (const std::exception& error) {

@@ -20,7 +20,7 @@ class BasicSessionPool {
   BasicSessionPool(const Entry& kernel, kernels::Device& device, const WeightShape& shape, uint64_t seed);
   Session& first() { return *sessions_.front(); }
   Session& at(int index) { return *sessions_.at(std::size_t(index)); }
-  // Opens sessions until `count` are open or one fails to open (memory, say); returns
+  // Opens sessions until `count` are open, one fails to open (memory, say) or a signal came; returns
   // how many are open, and why the last one failed in `why` when fewer.
   int ensure(int count, std::string& why);
 
@@ -40,7 +40,8 @@ using GroupedSessionPool =
 uint64_t operand_set_seed(uint64_t seed, int set);
 
 // Graph timing's operand sets for one point: `first` (prepared by the caller from the
-// first session), then as many more as plan_operand_sets asks for and memory allows.
+// first session), then as many more as plan_operand_sets asks for and memory allows; fewer once a signal
+// came (the measurement that follows then stops at once).
 struct Rotation {
   std::vector<std::unique_ptr<kernels::PreparedGemm>> extra;  // sets 1..
   std::vector<kernels::PreparedGemm*> sets;                   // first, then extra
